@@ -1,0 +1,109 @@
+# shiro - one non-recursive Makefile.
+#
+# Each directory adds its sources, programs and tests in its own
+# module.mk, included below.  Build output goes under $(BUILD).
+#
+#   make            build everything
+#   make check      run the whole test suite; ends with "N passed, N failed"
+#   make asan       the same suite under ASan+UBSan (in build/asan)
+#   make lint       formatting, cppcheck and the include rules
+#   make bench      the benchmark table
+#   make fuzz       the decoders under libFuzzer, for a bounded time
+#   make deps       install the Debian packages the build and tests need
+
+BUILD ?= build
+CC ?= cc
+AR ?= ar
+SAN ?=
+
+WARN := -Wall -Wextra -Werror -Wformat=2 -Wshadow -Wstrict-prototypes \
+	-Wmissing-prototypes -Wvla -Wno-unused-result
+HARDEN := -fstack-protector-strong -fstack-clash-protection -fPIE \
+	-D_FORTIFY_SOURCE=2
+OPT := -O2 -g
+
+ifeq ($(SAN),1)
+HARDEN := -fPIE
+OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+SANLD := -fsanitize=address,undefined
+endif
+
+ALL_CFLAGS := -std=c11 -D_GNU_SOURCE $(WARN) $(HARDEN) $(OPT) -I. -MMD -MP \
+	$(CFLAGS)
+ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack $(SANLD) $(LDFLAGS)
+
+# link: the recipe for every program; libraries come last.
+link = $(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
+
+BINS :=
+TESTS :=
+SCRIPT_TESTS :=
+BENCHES :=
+OBJS :=
+
+MAKEFLAGS += -j$(shell nproc 2>/dev/null || echo 2)
+
+all: build-all
+
+include $(sort $(wildcard */module.mk))
+
+build-all: $(BINS) $(TESTS) $(BENCHES)
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(BUILD)/lib%.a:
+	@mkdir -p $(dir $@)
+	rm -f $@
+	$(AR) rcs $@ $^
+
+check: build-all
+	tests/run $(TESTS) $(SCRIPT_TESTS)
+
+asan:
+	$(MAKE) BUILD=build/asan SAN=1 check
+
+bench: build-all
+	@for b in $(BENCHES); do $$b || exit 1; done
+
+# Sources that lint and format look at: everything we wrote in C.
+C_SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
+
+lint:
+	clang-format --dry-run --Werror $(C_SOURCES)
+	cppcheck -q --error-exitcode=1 --enable=warning,portability \
+		--inline-suppr --std=c11 -D_GNU_SOURCE -I. \
+		--suppress=missingIncludeSystem $(C_SOURCES)
+	tests/check-includes.sh
+
+format:
+	clang-format -i $(C_SOURCES)
+
+DEBS := build-essential pkg-config python3 libzmq3-dev libmsgpack-dev \
+	liblmdb-dev libcurl4-openssl-dev libseccomp-dev libjansson-dev \
+	libedit-dev clang clang-format cppcheck bubblewrap util-linux \
+	iproute2 procps
+
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+deps:
+	@missing=$$(for p in $(DEBS); do \
+		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | \
+		grep -q 'ok installed' || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+		echo "deps: installing" $$missing; \
+		$(SUDO) apt-get update -qq && \
+		DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq \
+			$$missing >/dev/null; \
+	else \
+		echo "deps: every Debian package is installed"; \
+	fi
+
+clean:
+	rm -rf $(BUILD)
+
+.PHONY: all build-all check asan bench lint format deps clean fuzz
+
+-include $(OBJS:.o=.d)

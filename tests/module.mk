@@ -1,0 +1,10 @@
+# tests/: the harness, and the tests of the generic utilities.
+
+HARNESS_OBJ := $(BUILD)/tests/harness.o
+OBJS += $(HARNESS_OBJ) $(BUILD)/tests/test_util.o
+
+TESTS += $(BUILD)/tests/test_util
+$(BUILD)/tests/test_util: $(BUILD)/tests/test_util.o $(HARNESS_OBJ) $(UTIL_LIB)
+	$(link)
+
+SCRIPT_TESTS += tests/test_runner.sh
