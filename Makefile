@@ -36,6 +36,26 @@ ALL_LDFLAGS := -pie -Wl,-z,relro,-z,now -Wl,-z,noexecstack $(SANLD) $(LDFLAGS)
 # link: the recipe for every program; libraries come last.
 link = $(CC) $(ALL_LDFLAGS) -o $@ $(filter %.o %.a,$^) $(LDLIBS)
 
+# The libraries, named here so that every module.mk can use them whatever
+# the order of inclusion.  A module adds objects to its own library with
+# "$(X_LIB): objects" (prerequisites add up across rules).
+UTIL_LIB := $(BUILD)/libshiroutil.a
+PROTO_LIB := $(BUILD)/libshiroproto.a
+PLAN_LIB := $(BUILD)/libshiroplan.a
+STORE_LIB := $(BUILD)/libshirostore.a
+SANDBOX_LIB := $(BUILD)/libshirosandbox.a
+TOOLS_LIB := $(BUILD)/libshirotools.a
+WORKER_LIB := $(BUILD)/libshiroworker.a
+HARNESS_OBJ := $(BUILD)/tests/harness.o
+
+# External libraries, for LDLIBS of the programs that need them.
+LIBS_ZMQ := -lzmq -lmsgpackc
+LIBS_JSON := -ljansson
+LIBS_LMDB := -llmdb
+LIBS_SECCOMP := -lseccomp
+LIBS_CURL := -lcurl
+LIBS_EDIT := -ledit
+
 BINS :=
 TESTS :=
 SCRIPT_TESTS :=

@@ -6,5 +6,4 @@ PROTO_UTIL_OBJS := $(PROTO_UTIL_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(PROTO_UTIL_OBJS)
 
 # libshiroutil: the generic utilities, linked by every program.
-UTIL_LIB := $(BUILD)/libshiroutil.a
 $(UTIL_LIB): $(PROTO_UTIL_OBJS)

@@ -1,6 +1,5 @@
 # tests/: the harness, and the tests of the generic utilities.
 
-HARNESS_OBJ := $(BUILD)/tests/harness.o
 OBJS += $(HARNESS_OBJ) $(BUILD)/tests/test_util.o
 
 TESTS += $(BUILD)/tests/test_util
