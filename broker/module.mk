@@ -12,3 +12,16 @@ BINS += $(BUILD)/shiro-plan
 $(BUILD)/shiro-plan: $(BUILD)/broker/shiro-plan.o $(PLAN_LIB) $(UTIL_LIB)
 	$(link)
 # --- end of the planner's block
+
+# shirod
+# --- shirod (issue 4): the daemon.  Its parts go into libshirod so that
+# --- the unit tests link them; shirod.c holds only main().
+SHIROD_LIB := $(BUILD)/libshirod.a
+SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c \
+	broker/clients.c
+SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
+OBJS += $(SHIROD_OBJS)
+$(SHIROD_LIB): $(SHIROD_OBJS)
+
+# (tests follow once proto/msg.c is in libshiroproto)
+# --- end of shirod's block

@@ -1,0 +1,643 @@
+/*
+ * config.c - read and check $SHIRO_HOME/config.json (see config.h).
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+
+#include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/xmalloc.h"
+
+#include "config.h"
+
+/* Top-level sections other parts of shiro read; shirod leaves them be. */
+static const char *const config_foreign[] = {
+    "permissions", "sandbox", "tools", "client", "network", NULL};
+
+static const char *const config_roles[CONFIG_NROLES] = {"model", "tool", "fs"};
+
+/* config_role_name - "model", "tool" or "fs". */
+const char *
+config_role_name(enum config_role role)
+{
+	if ((unsigned)role >= CONFIG_NROLES)
+		return "?";
+	return config_roles[role];
+}
+
+/* config_role_parse - the role called name; -SHIRO_ERR_INVAL if none. */
+int
+config_role_parse(const char *name, enum config_role *rolep)
+{
+	unsigned r;
+
+	for (r = 0; r < CONFIG_NROLES; r++) {
+		if (strcmp(name, config_roles[r]) == 0) {
+			*rolep = (enum config_role)r;
+			return 0;
+		}
+	}
+	return -SHIRO_ERR_INVAL;
+}
+
+/* config_fail - set *errp to a formatted text and return CORRUPT. */
+static int config_fail(char **errp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* config_fail - set *errp to a formatted text and return CORRUPT. */
+static int
+config_fail(char **errp, const char *fmt, ...)
+{
+	struct buf b = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&b, fmt, ap);
+	va_end(ap);
+	free(*errp);
+	*errp = buf_steal(&b, NULL);
+	return -SHIRO_ERR_CORRUPT;
+}
+
+/* config_keys - refuse any key of obj not in allowed; path names obj. */
+static int
+config_keys(
+    json_t *obj, const char *path, const char *const *allowed, char **errp)
+{
+	const char *key;
+	json_t *val;
+	size_t i;
+
+	json_object_foreach(obj, key, val)
+	{
+		(void)val;
+		for (i = 0; allowed[i] != NULL; i++)
+			if (strcmp(key, allowed[i]) == 0)
+				break;
+		if (allowed[i] == NULL)
+			return config_fail(errp, "%s%s%s: unknown setting",
+			    path, *path ? "." : "", key);
+	}
+	return 0;
+}
+
+/* config_uint - read obj.key as an integer in [lo, hi] into *out if set. */
+static int
+config_uint(json_t *obj, const char *path, const char *key, unsigned long lo,
+    unsigned long hi, unsigned long *out, char **errp)
+{
+	json_t *v = json_object_get(obj, key);
+	json_int_t n;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_integer(v))
+		return config_fail(
+		    errp, "%s.%s: must be an integer", path, key);
+	n = json_integer_value(v);
+	if (n < 0 || (unsigned long long)n < lo || (unsigned long long)n > hi)
+		return config_fail(errp, "%s.%s: must be between %lu and %lu",
+		    path, key, lo, hi);
+	*out = (unsigned long)n;
+	return 0;
+}
+
+/* config_u - config_uint into an unsigned. */
+static int
+config_u(json_t *obj, const char *path, const char *key, unsigned long lo,
+    unsigned long hi, unsigned *out, char **errp)
+{
+	unsigned long v = *out;
+	int rc;
+
+	rc = config_uint(obj, path, key, lo, hi, &v, errp);
+	*out = (unsigned)v;
+	return rc;
+}
+
+/* config_str - read obj.key as a non-empty string into *out (replacing). */
+static int
+config_str(
+    json_t *obj, const char *path, const char *key, char **out, char **errp)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_string(v) || json_string_length(v) == 0 ||
+	    strlen(json_string_value(v)) != json_string_length(v))
+		return config_fail(
+		    errp, "%s.%s: must be a non-empty string", path, key);
+	if (json_string_length(v) > 4096)
+		return config_fail(
+		    errp, "%s.%s: longer than 4096 bytes", path, key);
+	free(*out);
+	*out = xstrdup(json_string_value(v));
+	return 0;
+}
+
+/* config_section - obj.key as an object, or NULL if absent; type-checked. */
+static int
+config_section(json_t *obj, const char *key, json_t **out, char **errp)
+{
+	json_t *v = json_object_get(obj, key);
+
+	*out = NULL;
+	if (v == NULL)
+		return 0;
+	if (!json_is_object(v))
+		return config_fail(errp, "%s: must be an object", key);
+	*out = v;
+	return 0;
+}
+
+/* config_name_ok - a provider name: letters, digits, '-', '_', '.'. */
+static int
+config_name_ok(const char *s)
+{
+	size_t n = 0;
+
+	for (; *s; s++, n++) {
+		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+			(*s >= '0' && *s <= '9') || *s == '-' || *s == '_' ||
+			*s == '.'))
+			return 0;
+	}
+	return n > 0 && n <= 64;
+}
+
+/* config_providers - read the "providers" object. */
+static int
+config_providers(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const keys[] = {
+	    "type", "model", "url", "keyEnv", "keyFile", NULL};
+	static const char *const types[] = {
+	    "offline", "anthropic", "openai", "openai-compatible", NULL};
+	struct config_provider *p;
+	const char *name;
+	char path[128];
+	json_t *sec, *v;
+	size_t i;
+	int rc;
+
+	if ((rc = config_section(root, "providers", &sec, errp)) != 0)
+		return rc;
+	if (sec == NULL)
+		return 0;
+	cfg->providers = xcalloc(json_object_size(sec) + 1, sizeof(*p));
+	json_object_foreach(sec, name, v)
+	{
+		if (!config_name_ok(name))
+			return config_fail(errp,
+			    "providers: bad provider name \"%.64s\" (letters, "
+			    "digits, '-', '_', '.'; at most 64)",
+			    name);
+		snprintf(path, sizeof(path), "providers.%s", name);
+		if (!json_is_object(v))
+			return config_fail(errp, "%s: must be an object", path);
+		if ((rc = config_keys(v, path, keys, errp)) != 0)
+			return rc;
+		p = &cfg->providers[cfg->nproviders++];
+		p->name = xstrdup(name);
+		if ((rc = config_str(v, path, "type", &p->type, errp)) != 0 ||
+		    (rc = config_str(v, path, "model", &p->model, errp)) != 0 ||
+		    (rc = config_str(v, path, "url", &p->url, errp)) != 0 ||
+		    (rc = config_str(v, path, "keyEnv", &p->key_env, errp)) !=
+			0 ||
+		    (rc = config_str(v, path, "keyFile", &p->key_file, errp)) !=
+			0)
+			return rc;
+		if (p->type == NULL)
+			p->type = xstrdup(strcmp(name, CONFIG_OFFLINE) == 0
+				? CONFIG_OFFLINE
+				: name);
+		for (i = 0; types[i] != NULL; i++)
+			if (strcmp(p->type, types[i]) == 0)
+				break;
+		if (types[i] == NULL)
+			return config_fail(errp,
+			    "%s.type: unknown type \"%.64s\" (offline, "
+			    "anthropic, openai, openai-compatible)",
+			    path, p->type);
+	}
+	return 0;
+}
+
+/* config_known_provider - name is configured or is the built-in offline. */
+static int
+config_known_provider(const struct config *cfg, const char *name)
+{
+	return strcmp(name, CONFIG_OFFLINE) == 0 ||
+	    config_provider(cfg, name) != NULL;
+}
+
+/* config_add_workers - append one worker group to cfg. */
+static void
+config_add_workers(struct config *cfg, enum config_role role,
+    const char *provider, unsigned count)
+{
+	struct config_workers *w;
+
+	cfg->workers = xreallocarray(
+	    cfg->workers, cfg->nworkers + 1, sizeof(*cfg->workers));
+	w = &cfg->workers[cfg->nworkers++];
+	memset(w, 0, sizeof(*w));
+	w->role = role;
+	w->provider = provider ? xstrdup(provider) : NULL;
+	w->count = count;
+}
+
+/* config_workers - read the "workers" array, or make the default pool. */
+static int
+config_workers(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const keys[] = {
+	    "role", "provider", "count", "path", NULL};
+	struct config_workers *w;
+	char path[64], *role = NULL;
+	unsigned long count;
+	json_t *arr, *v;
+	size_t i;
+	int rc = 0;
+
+	arr = json_object_get(root, "workers");
+	if (arr == NULL) {
+		/* The default: compaction works on a fresh machine, and
+		 * turns get a worker if a turn provider is configured. */
+		config_add_workers(
+		    cfg, CONFIG_ROLE_MODEL, cfg->memory.provider, 2);
+		if (cfg->turn_provider != NULL &&
+		    strcmp(cfg->turn_provider, cfg->memory.provider) != 0)
+			config_add_workers(
+			    cfg, CONFIG_ROLE_MODEL, cfg->turn_provider, 1);
+		return 0;
+	}
+	if (!json_is_array(arr))
+		return config_fail(
+		    errp, "workers: must be an array of objects");
+	if (json_array_size(arr) > 64)
+		return config_fail(errp, "workers: at most 64 groups");
+	json_array_foreach(arr, i, v)
+	{
+		snprintf(path, sizeof(path), "workers[%zu]", i);
+		if (!json_is_object(v)) {
+			rc = config_fail(errp, "%s: must be an object", path);
+			goto out;
+		}
+		if ((rc = config_keys(v, path, keys, errp)) != 0)
+			goto out;
+		free(role);
+		role = NULL;
+		if ((rc = config_str(v, path, "role", &role, errp)) != 0)
+			goto out;
+		if (role == NULL) {
+			rc = config_fail(errp,
+			    "%s.role: missing (model, tool "
+			    "or fs)",
+			    path);
+			goto out;
+		}
+		count = 1;
+		if ((rc = config_uint(v, path, "count", 0, 32, &count, errp)) !=
+		    0)
+			goto out;
+		config_add_workers(
+		    cfg, CONFIG_ROLE_MODEL, NULL, (unsigned)count);
+		w = &cfg->workers[cfg->nworkers - 1];
+		if (config_role_parse(role, &w->role) != 0) {
+			rc = config_fail(errp,
+			    "%s.role: unknown role \"%.32s\" (model, tool or "
+			    "fs)",
+			    path, role);
+			goto out;
+		}
+		if ((rc = config_str(
+			 v, path, "provider", &w->provider, errp)) != 0 ||
+		    (rc = config_str(v, path, "path", &w->path, errp)) != 0)
+			goto out;
+		if (w->role == CONFIG_ROLE_MODEL) {
+			if (w->provider == NULL)
+				w->provider = xstrdup(CONFIG_OFFLINE);
+			if (!config_known_provider(cfg, w->provider)) {
+				rc = config_fail(errp,
+				    "%s.provider: no provider \"%.64s\" in "
+				    "providers",
+				    path, w->provider);
+				goto out;
+			}
+		} else if (w->provider != NULL) {
+			rc = config_fail(errp,
+			    "%s.provider: only model workers have a provider",
+			    path);
+			goto out;
+		}
+	}
+out:
+	free(role);
+	return rc;
+}
+
+/* config_endpoint_ok - an ipc endpoint's path fits a socket address. */
+static int
+config_endpoint_ok(const char *ep)
+{
+	struct sockaddr_un sun;
+
+	if (strncmp(ep, "ipc://", 6) == 0)
+		return strlen(ep + 6) < sizeof(sun.sun_path);
+	return strncmp(ep, "tcp://", 6) == 0;
+}
+
+/* config_parse - fill cfg (already holding defaults) from root. */
+static int
+config_parse(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const top[] = {"endpoints", "providers", "workers",
+	    "memory", "turns", "heartbeat", "restart", "clients", NULL};
+	static const char *const ep_keys[] = {"clients", "workers", NULL};
+	static const char *const mem_keys[] = {"ceiling", "floor",
+	    "compactionCeiling", "compactionFloor", "jobs", "settleTimeoutMs",
+	    "retryMs", "failures", "provider", NULL};
+	static const char *const turn_keys[] = {"provider", NULL};
+	static const char *const hb_keys[] = {"intervalMs", "liveness", NULL};
+	static const char *const rs_keys[] = {"minMs", "maxMs", NULL};
+	static const char *const cl_keys[] = {
+	    "max", "replay", "rate", "burst", "perRound", NULL};
+	struct config_memory *m = &cfg->memory;
+	struct config_clients *c = &cfg->clients;
+	const char *key;
+	json_t *sec, *v;
+	size_t i;
+	int rc;
+
+	if (!json_is_object(root))
+		return config_fail(errp, "config.json: must be a JSON object");
+	json_object_foreach(root, key, v)
+	{
+		for (i = 0; top[i] != NULL; i++)
+			if (strcmp(key, top[i]) == 0)
+				break;
+		if (top[i] != NULL)
+			continue;
+		for (i = 0; config_foreign[i] != NULL; i++)
+			if (strcmp(key, config_foreign[i]) == 0)
+				break;
+		if (config_foreign[i] == NULL)
+			return config_fail(errp, "%s: unknown setting", key);
+	}
+	if ((rc = config_providers(root, cfg, errp)) != 0)
+		return rc;
+
+	if ((rc = config_section(root, "endpoints", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "endpoints", ep_keys, errp)) != 0 ||
+		(rc = config_str(sec, "endpoints", "clients",
+		     &cfg->client_endpoint, errp)) != 0 ||
+		(rc = config_str(sec, "endpoints", "workers",
+		     &cfg->worker_endpoint, errp)) != 0))
+		return rc;
+	if (!config_endpoint_ok(cfg->client_endpoint))
+		return config_fail(errp,
+		    "endpoints.clients: \"%.200s\" is not an ipc:// path "
+		    "shorter than 108 bytes or a tcp:// address",
+		    cfg->client_endpoint);
+	if (!config_endpoint_ok(cfg->worker_endpoint))
+		return config_fail(errp,
+		    "endpoints.workers: \"%.200s\" is not an ipc:// path "
+		    "shorter than 108 bytes or a tcp:// address",
+		    cfg->worker_endpoint);
+
+	if ((rc = config_section(root, "memory", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "memory", mem_keys, errp)) != 0 ||
+		(rc = config_uint(sec, "memory", "ceiling", 1024, 1UL << 30,
+		     &m->ceiling, errp)) != 0 ||
+		(rc = config_uint(sec, "memory", "floor", 512, 1UL << 30,
+		     &m->floor, errp)) != 0 ||
+		(rc = config_uint(sec, "memory", "compactionCeiling", 1024,
+		     1UL << 30, &m->cceiling, errp)) != 0 ||
+		(rc = config_uint(sec, "memory", "compactionFloor", 512,
+		     1UL << 30, &m->cfloor, errp)) != 0 ||
+		(rc = config_u(
+		     sec, "memory", "jobs", 1, 256, &m->jobs, errp)) != 0 ||
+		(rc = config_u(sec, "memory", "settleTimeoutMs", 0, 3600000,
+		     &m->settle_ms, errp)) != 0 ||
+		(rc = config_u(sec, "memory", "retryMs", 100, 3600000,
+		     &m->retry_ms, errp)) != 0 ||
+		(rc = config_u(sec, "memory", "failures", 1, 100, &m->failures,
+		     errp)) != 0 ||
+		(rc = config_str(
+		     sec, "memory", "provider", &m->provider, errp)) != 0))
+		return rc;
+	if (m->floor >= m->ceiling)
+		return config_fail(errp,
+		    "memory.floor: must be below memory.ceiling (%lu >= %lu)",
+		    m->floor, m->ceiling);
+	if (m->cfloor >= m->cceiling)
+		return config_fail(errp,
+		    "memory.compactionFloor: must be below "
+		    "memory.compactionCeiling (%lu >= %lu)",
+		    m->cfloor, m->cceiling);
+	if (!config_known_provider(cfg, m->provider))
+		return config_fail(errp,
+		    "memory.provider: no provider \"%.64s\" in providers",
+		    m->provider);
+
+	if ((rc = config_section(root, "turns", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "turns", turn_keys, errp)) != 0 ||
+		(rc = config_str(sec, "turns", "provider", &cfg->turn_provider,
+		     errp)) != 0))
+		return rc;
+	if (cfg->turn_provider != NULL &&
+	    config_provider(cfg, cfg->turn_provider) == NULL)
+		return config_fail(errp,
+		    "turns.provider: no provider \"%.64s\" in providers",
+		    cfg->turn_provider);
+
+	if ((rc = config_section(root, "heartbeat", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "heartbeat", hb_keys, errp)) != 0 ||
+		(rc = config_u(sec, "heartbeat", "intervalMs", 50, 60000,
+		     &cfg->heartbeat_ms, errp)) != 0 ||
+		(rc = config_u(sec, "heartbeat", "liveness", 2, 100,
+		     &cfg->liveness, errp)) != 0))
+		return rc;
+
+	if ((rc = config_section(root, "restart", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "restart", rs_keys, errp)) != 0 ||
+		(rc = config_u(sec, "restart", "minMs", 10, 600000,
+		     &cfg->backoff_min_ms, errp)) != 0 ||
+		(rc = config_u(sec, "restart", "maxMs", 10, 3600000,
+		     &cfg->backoff_max_ms, errp)) != 0))
+		return rc;
+	if (cfg->backoff_max_ms < cfg->backoff_min_ms)
+		return config_fail(
+		    errp, "restart.maxMs: must be at least restart.minMs");
+
+	if ((rc = config_section(root, "clients", &sec, errp)) != 0)
+		return rc;
+	if (sec != NULL &&
+	    ((rc = config_keys(sec, "clients", cl_keys, errp)) != 0 ||
+		(rc = config_u(
+		     sec, "clients", "max", 1, 100000, &c->max, errp)) != 0 ||
+		(rc = config_u(sec, "clients", "replay", 1, 1000000, &c->replay,
+		     errp)) != 0 ||
+		(rc = config_u(sec, "clients", "rate", 1, 10000000, &c->rate,
+		     errp)) != 0 ||
+		(rc = config_u(sec, "clients", "burst", 1, 10000000, &c->burst,
+		     errp)) != 0 ||
+		(rc = config_u(sec, "clients", "perRound", 1, 100000,
+		     &c->per_round, errp)) != 0))
+		return rc;
+
+	return config_workers(root, cfg, errp);
+}
+
+/* config_defaults - every setting at its default for home. */
+static void
+config_defaults(const char *home, struct config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->home = xstrdup(home);
+	cfg->client_endpoint = xasprintf("ipc://%s/run/shirod.sock", home);
+	cfg->worker_endpoint = xasprintf("ipc://%s/run/workers.sock", home);
+	cfg->heartbeat_ms = 1000;
+	cfg->liveness = 3;
+	cfg->backoff_min_ms = 100;
+	cfg->backoff_max_ms = 30000;
+	cfg->memory.ceiling = CONFIG_CEILING;
+	cfg->memory.floor = CONFIG_FLOOR;
+	cfg->memory.cceiling = CONFIG_CCEILING;
+	cfg->memory.cfloor = CONFIG_CFLOOR;
+	cfg->memory.jobs = CONFIG_JOBS;
+	cfg->memory.settle_ms = CONFIG_SETTLE_MS;
+	cfg->memory.retry_ms = CONFIG_RETRY_MS;
+	cfg->memory.failures = CONFIG_FAILURES;
+	cfg->memory.provider = xstrdup(CONFIG_OFFLINE);
+	cfg->clients.max = 256;
+	cfg->clients.replay = 4096;
+	cfg->clients.rate = 50000;
+	cfg->clients.burst = 10000;
+	cfg->clients.per_round = 512;
+}
+
+/* config_load_text - parse text (JSON) into cfg with defaults for home. */
+int
+config_load_text(
+    const char *home, const char *text, struct config *cfg, char **errp)
+{
+	json_error_t jerr;
+	json_t *root;
+	int rc;
+
+	*errp = NULL;
+	config_defaults(home, cfg);
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (root == NULL) {
+		rc = config_fail(errp, "config.json: line %d column %d: %s",
+		    jerr.line, jerr.column, jerr.text);
+		config_free(cfg);
+		return rc;
+	}
+	rc = config_parse(root, cfg, errp);
+	json_decref(root);
+	if (rc != 0)
+		config_free(cfg);
+	return rc;
+}
+
+/* config_load - read home/config.json into cfg; defaults if it is absent. */
+int
+config_load(const char *home, struct config *cfg, char **errp)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096], *path;
+	size_t n;
+	FILE *f;
+	int rc;
+
+	*errp = NULL;
+	path = xasprintf("%s/config.json", home);
+	f = fopen(path, "re");
+	if (f == NULL) {
+		if (errno == ENOENT) {
+			rc = config_load_text(home, "{}", cfg, errp);
+		} else {
+			rc = -SHIRO_ERR_IO;
+			*errp = xasprintf("%s: %s", path, strerror(errno));
+			memset(cfg, 0, sizeof(*cfg));
+		}
+		free(path);
+		return rc;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
+		buf_add(&b, chunk, n);
+		if (b.len > (1U << 20))
+			break;
+	}
+	if (ferror(f) || b.len > (1U << 20)) {
+		rc = ferror(f) ? -SHIRO_ERR_IO : -SHIRO_ERR_TOOBIG;
+		*errp = xasprintf("%s: %s", path,
+		    ferror(f) ? "cannot be read" : "larger than 1 MiB");
+		memset(cfg, 0, sizeof(*cfg));
+	} else {
+		rc = config_load_text(home, b.len ? b.data : "", cfg, errp);
+	}
+	fclose(f);
+	buf_free(&b);
+	free(path);
+	return rc;
+}
+
+/* config_provider - the provider called name, or NULL; borrowed. */
+const struct config_provider *
+config_provider(const struct config *cfg, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nproviders; i++)
+		if (strcmp(cfg->providers[i].name, name) == 0)
+			return &cfg->providers[i];
+	return NULL;
+}
+
+/* config_free - release every string and array of *cfg. */
+void
+config_free(struct config *cfg)
+{
+	size_t i;
+
+	free(cfg->home);
+	free(cfg->client_endpoint);
+	free(cfg->worker_endpoint);
+	free(cfg->turn_provider);
+	free(cfg->memory.provider);
+	for (i = 0; i < cfg->nproviders; i++) {
+		free(cfg->providers[i].name);
+		free(cfg->providers[i].type);
+		free(cfg->providers[i].model);
+		free(cfg->providers[i].url);
+		free(cfg->providers[i].key_env);
+		free(cfg->providers[i].key_file);
+	}
+	free(cfg->providers);
+	for (i = 0; i < cfg->nworkers; i++) {
+		free(cfg->workers[i].provider);
+		free(cfg->workers[i].path);
+	}
+	free(cfg->workers);
+	memset(cfg, 0, sizeof(*cfg));
+}

@@ -1,0 +1,118 @@
+/*
+ * config.h - shirod's settings, read from $SHIRO_HOME/config.json.
+ *
+ * config_load() fills a struct config with the defaults, then overrides
+ * them with what the file says.  A missing file means all defaults.  A
+ * file that does not parse, or a key with the wrong type or an
+ * out-of-range value, fails with an error text that names the key (for
+ * example "memory.floor: must be below memory.ceiling"); shirod prints it
+ * and does not start.  Unknown keys are refused too, so that a typo never
+ * silently leaves a default in place.
+ *
+ * The struct owns every string in it; config_free() releases them.
+ */
+#ifndef SHIRO_BROKER_CONFIG_H
+#define SHIRO_BROKER_CONFIG_H
+
+#include <stddef.h>
+
+/* The defaults of the chat memory (spec 003; DESIGN.md "The memory"). */
+#define CONFIG_CEILING 128000
+#define CONFIG_FLOOR 64000
+#define CONFIG_CCEILING 32000
+#define CONFIG_CFLOOR 16000
+#define CONFIG_JOBS 8
+#define CONFIG_SETTLE_MS 20000
+#define CONFIG_RETRY_MS 10000
+#define CONFIG_FAILURES 3
+
+/* The provider that needs no network and is always there. */
+#define CONFIG_OFFLINE "offline"
+
+/* The worker roles; the catalogue's permission table is per role. */
+enum config_role { CONFIG_ROLE_MODEL, CONFIG_ROLE_TOOL, CONFIG_ROLE_FS };
+#define CONFIG_NROLES 3
+
+/* One provider: a name other settings use, and how to reach it. */
+struct config_provider {
+	char *name; /* "offline", "anthropic", or any name the user picks */
+	char *type; /* offline, anthropic, openai, openai-compatible */
+	char *model; /* the model's id at the provider; may be NULL */
+	char *url; /* base URL; NULL for the provider's default */
+	char *key_env; /* read the API key from this variable of shirod */
+	char *key_file; /* or from this file (first line) */
+};
+
+/* One group of identical workers: role, provider (model role) and count. */
+struct config_workers {
+	enum config_role role;
+	char *provider; /* model workers only; NULL for tool and fs */
+	char *path; /* the program; NULL = next to shirod */
+	unsigned count;
+};
+
+struct config_memory {
+	unsigned long ceiling, floor; /* the view's sawtooth, bytes */
+	unsigned long cceiling, cfloor; /* the compaction view's */
+	unsigned jobs; /* compactions in flight at most */
+	unsigned settle_ms; /* a turn waits this long for its view */
+	unsigned retry_ms; /* a failed node is tried again this often */
+	unsigned failures; /* the n-th failure cuts the input instead */
+	char *provider; /* compaction provider's name */
+};
+
+struct config_clients {
+	unsigned max; /* attached clients at most */
+	unsigned replay; /* events kept for a reconnecting client */
+	unsigned rate; /* messages per second a client may send */
+	unsigned burst; /* and in one burst */
+	unsigned per_round; /* messages read from all clients per poll round */
+};
+
+struct config {
+	char *home; /* $SHIRO_HOME, absolute */
+	char *client_endpoint; /* ZeroMQ endpoint for clients */
+	char *worker_endpoint; /* ZeroMQ endpoint for workers */
+	char *turn_provider; /* NULL: no model configured for turns */
+	unsigned heartbeat_ms; /* heartbeat period, both ways */
+	unsigned liveness; /* missed heartbeats that mean dead */
+	unsigned backoff_min_ms; /* first restart delay of a worker */
+	unsigned backoff_max_ms; /* the delay doubles up to this */
+	struct config_memory memory;
+	struct config_clients clients;
+	struct config_provider *providers;
+	size_t nproviders;
+	struct config_workers *workers;
+	size_t nworkers;
+};
+
+/*
+ * config_load - read home/config.json into *cfg (defaults for anything
+ * not set).  home must be absolute.  On failure returns a negative
+ * SHIRO_ERR_* (-SHIRO_ERR_CORRUPT for bad content, -SHIRO_ERR_IO for a
+ * file that cannot be read) and sets *errp to a malloc'd text naming the
+ * key and the problem (caller frees); *cfg is then left empty.
+ */
+int config_load(const char *home, struct config *cfg, char **errp);
+
+/*
+ * config_load_text - the same from a JSON text (for tests and for
+ * `shirod --check-config`); home is copied into cfg->home.
+ */
+int config_load_text(
+    const char *home, const char *text, struct config *cfg, char **errp);
+
+/* config_free - release every string and array of *cfg. */
+void config_free(struct config *cfg);
+
+/* config_provider - the provider called name, or NULL; borrowed. */
+const struct config_provider *config_provider(
+    const struct config *cfg, const char *name);
+
+/* config_role_name - "model", "tool" or "fs". */
+const char *config_role_name(enum config_role role);
+
+/* config_role_parse - the role called name; -SHIRO_ERR_INVAL if none. */
+int config_role_parse(const char *name, enum config_role *rolep);
+
+#endif

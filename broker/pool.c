@@ -1,0 +1,473 @@
+/*
+ * pool.c - spawn, watch and restart the workers (see pool.h).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+
+#include "pool.h"
+
+/* A worker that stays up this long starts its next back-off afresh. */
+#define POOL_STABLE_MS 5000
+
+/* pool_program - the default program of a role. */
+static const char *
+pool_program(enum config_role role)
+{
+	switch (role) {
+	case CONFIG_ROLE_MODEL:
+		return "shiro-model-worker";
+	case CONFIG_ROLE_TOOL:
+		return "shiro-tool-worker";
+	case CONFIG_ROLE_FS:
+		return "shiro-fs-worker";
+	}
+	return "shiro-worker";
+}
+
+/* pool_init - one DOWN slot per configured worker, due to start now. */
+void
+pool_init(struct pool *p, const struct config *cfg, const char *bindir)
+{
+	struct pool_worker *w;
+	unsigned total = 0, k;
+	size_t g;
+	char **paths;
+
+	memset(p, 0, sizeof(*p));
+	p->cfg = cfg;
+	p->endpoint = xstrdup(cfg->worker_endpoint);
+	p->home = xstrdup(cfg->home);
+	p->hb_ms = cfg->heartbeat_ms;
+	p->liveness = cfg->liveness;
+	p->min_ms = cfg->backoff_min_ms;
+	p->max_ms = cfg->backoff_max_ms;
+	p->ready_timeout_ms = 10000;
+	for (g = 0; g < cfg->nworkers; g++)
+		total += cfg->workers[g].count;
+	p->w = xcalloc(total ? total : 1, sizeof(*p->w));
+	/* Program paths are kept in an array owned by the pool (freed in
+	 * pool_free through the slots that are first of their group). */
+	paths = xcalloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*paths));
+	for (g = 0; g < cfg->nworkers; g++) {
+		paths[g] = cfg->workers[g].path
+		    ? xstrdup(cfg->workers[g].path)
+		    : xasprintf(
+			  "%s/%s", bindir, pool_program(cfg->workers[g].role));
+		for (k = 0; k < cfg->workers[g].count; k++) {
+			w = &p->w[p->n];
+			w->idx = p->n++;
+			w->role = cfg->workers[g].role;
+			w->provider = cfg->workers[g].provider;
+			w->path = paths[g];
+			w->state = POOL_DOWN;
+			w->backoff_ms = p->min_ms;
+			w->restart_at = 0;
+		}
+		if (cfg->workers[g].count == 0)
+			free(paths[g]);
+	}
+	free(paths);
+}
+
+/* pool_free - release the pool's memory (processes are not touched). */
+void
+pool_free(struct pool *p)
+{
+	unsigned k;
+
+	for (k = 0; k < p->n; k++)
+		if (k == 0 || p->w[k].path != p->w[k - 1].path)
+			free((char *)p->w[k].path);
+	free(p->w);
+	free(p->endpoint);
+	free(p->home);
+	memset(p, 0, sizeof(*p));
+}
+
+/* pool_state_name - the state's name for logs and status documents. */
+const char *
+pool_state_name(enum pool_state s)
+{
+	switch (s) {
+	case POOL_DOWN:
+		return "down";
+	case POOL_STARTING:
+		return "starting";
+	case POOL_IDLE:
+		return "idle";
+	case POOL_BUSY:
+		return "busy";
+	case POOL_DYING:
+		return "dying";
+	}
+	return "?";
+}
+
+/* pool_schedule - slot w is down at now: plan its restart with back-off. */
+static void
+pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
+{
+	w->state = POOL_DOWN;
+	w->pid = 0;
+	w->ident.len = 0;
+	w->restart_at = p->stopping ? UINT64_MAX : now + w->backoff_ms;
+	w->backoff_ms =
+	    w->backoff_ms >= p->max_ms / 2 ? p->max_ms : w->backoff_ms * 2;
+}
+
+/* pool_child - in the forked child: reset and exec the worker; never
+ * returns. */
+static void
+pool_child(struct pool *p, struct pool_worker *w)
+{
+	char slot[16];
+	const char *argv[12];
+	sigset_t none;
+	int fd, i = 0;
+
+	/* The broker blocks its signals to read them from a signalfd; the
+	 * worker starts with none blocked and default handlers. */
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	/* Its own process group: a terminal's ^C meant for a foreground
+	 * shirod reaches shirod, which then shuts the workers down. */
+	setpgid(0, 0);
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0 && fd != STDIN_FILENO) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+	/* Nothing of the broker's leaks: the store, the lock, sockets. */
+	syscall(SYS_close_range, 3U, ~0U, 0);
+	snprintf(slot, sizeof(slot), "%u", w->idx);
+	argv[i++] = w->path;
+	argv[i++] = "--endpoint";
+	argv[i++] = p->endpoint;
+	argv[i++] = "--role";
+	argv[i++] = config_role_name(w->role);
+	if (w->provider != NULL) {
+		argv[i++] = "--provider";
+		argv[i++] = w->provider;
+	}
+	argv[i++] = "--slot";
+	argv[i++] = slot;
+	argv[i] = NULL;
+	execv(w->path, (char *const *)argv);
+	log_warn("cannot run worker %s", w->path);
+	_exit(127);
+}
+
+/* pool_spawn - fork and exec the worker of slot w. */
+int
+pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
+{
+	pid_t pid;
+
+	if (w->state != POOL_DOWN)
+		return -SHIRO_ERR_STATE;
+	if (access(w->path, X_OK) != 0) {
+		log_warn("worker %u (%s): cannot run %s", w->idx,
+		    config_role_name(w->role), w->path);
+		pool_schedule(p, w, now);
+		return -SHIRO_ERR_NOENT;
+	}
+	pid = fork();
+	if (pid < 0) {
+		log_warn("worker %u: fork", w->idx);
+		pool_schedule(p, w, now);
+		return -SHIRO_ERR_AGAIN;
+	}
+	if (pid == 0)
+		pool_child(p, w);
+	w->pid = pid;
+	w->state = POOL_STARTING;
+	w->spawned_at = now;
+	w->last_seen = now;
+	w->starts++;
+	w->secret_sent = 0;
+	log_info("worker %u (%s%s%s) started as pid %d", w->idx,
+	    config_role_name(w->role), w->provider ? " " : "",
+	    w->provider ? w->provider : "", (int)pid);
+	return 0;
+}
+
+/* pool_ready - a READY from ident: match it to its STARTING slot. */
+struct pool_worker *
+pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
+    const char *provider, uint64_t pid, uint64_t now, const char **whyp)
+{
+	struct pool_worker *w = NULL;
+	unsigned k;
+
+	for (k = 0; k < p->n; k++) {
+		if (p->w[k].pid > 0 && (uint64_t)p->w[k].pid == pid) {
+			w = &p->w[k];
+			break;
+		}
+	}
+	if (w == NULL) {
+		*whyp = "no worker of ours has this pid";
+		return NULL;
+	}
+	if (w->state != POOL_STARTING) {
+		*whyp = "READY from a worker that is already ready";
+		return NULL;
+	}
+	if (strcmp(role, config_role_name(w->role)) != 0) {
+		*whyp = "READY with another role than the one it was started "
+			"for";
+		return NULL;
+	}
+	if (w->provider != NULL && strcmp(provider, w->provider) != 0) {
+		*whyp = "READY with another provider than the one it was "
+			"started for";
+		return NULL;
+	}
+	w->ident = *ident;
+	w->state = POOL_IDLE;
+	w->ready_at = now;
+	w->last_seen = now;
+	return w;
+}
+
+/* pool_find - the ready slot whose worker has identity ident. */
+struct pool_worker *
+pool_find(struct pool *p, const struct msg_ident *ident)
+{
+	unsigned k;
+
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		if ((w->state == POOL_IDLE || w->state == POOL_BUSY) &&
+		    w->ident.len == ident->len &&
+		    memcmp(w->ident.data, ident->data, ident->len) == 0)
+			return w;
+	}
+	return NULL;
+}
+
+/* pool_seen - the worker of w showed a sign of life at now. */
+void
+pool_seen(struct pool_worker *w, uint64_t now)
+{
+	w->last_seen = now;
+}
+
+/* pool_idle - an IDLE worker of role (and provider), the least used. */
+struct pool_worker *
+pool_idle(struct pool *p, enum config_role role, const char *provider)
+{
+	struct pool_worker *best = NULL;
+	unsigned k;
+
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		if (w->state != POOL_IDLE || w->role != role)
+			continue;
+		if (provider != NULL &&
+		    (w->provider == NULL || strcmp(w->provider, provider) != 0))
+			continue;
+		if (best == NULL || w->jobs_done < best->jobs_done)
+			best = w;
+	}
+	return best;
+}
+
+/* pool_assign - give job to the IDLE worker w. */
+void
+pool_assign(struct pool_worker *w, uint64_t job, uint64_t now)
+{
+	w->state = POOL_BUSY;
+	w->job = job;
+	w->job_since = now;
+}
+
+/* pool_done - w finished its job; returns the job it held. */
+uint64_t
+pool_done(struct pool_worker *w)
+{
+	uint64_t job = w->job;
+
+	if (w->state == POOL_BUSY) {
+		w->state = POOL_IDLE;
+		w->jobs_done++;
+	}
+	w->job = 0;
+	return job;
+}
+
+/* pool_kill - kill w's process; it restarts once reaped. */
+uint64_t
+pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
+{
+	uint64_t job = w->job;
+
+	(void)p;
+	(void)now;
+	if (w->state == POOL_DOWN || w->state == POOL_DYING)
+		return 0;
+	log_warnx("worker %u (%s, pid %d) killed: %s", w->idx,
+	    config_role_name(w->role), (int)w->pid, why);
+	if (w->pid > 0)
+		kill(w->pid, SIGKILL);
+	w->state = POOL_DYING;
+	w->job = 0;
+	w->ident.len = 0;
+	return job;
+}
+
+/* pool_reaped - process pid ended: its slot goes DOWN, job handed back. */
+struct pool_worker *
+pool_reaped(struct pool *p, pid_t pid, int status, uint64_t now, uint64_t *jobp)
+{
+	struct pool_worker *w = NULL;
+	unsigned k;
+
+	*jobp = 0;
+	for (k = 0; k < p->n; k++)
+		if (p->w[k].pid == pid && p->w[k].state != POOL_DOWN) {
+			w = &p->w[k];
+			break;
+		}
+	if (w == NULL)
+		return NULL;
+	*jobp = w->job;
+	w->job = 0;
+	if (w->state != POOL_DYING) {
+		if (WIFSIGNALED(status))
+			log_warnx("worker %u (%s, pid %d) died of signal %d",
+			    w->idx, config_role_name(w->role), (int)pid,
+			    WTERMSIG(status));
+		else
+			log_warnx("worker %u (%s, pid %d) exited with status "
+				  "%d",
+			    w->idx, config_role_name(w->role), (int)pid,
+			    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	}
+	pool_schedule(p, w, now);
+	return w;
+}
+
+/* pool_tick - kill silent workers, restart due slots, reset back-offs. */
+void
+pool_tick(
+    struct pool *p, uint64_t now, uint64_t *jobs, unsigned max, unsigned *njobs)
+{
+	uint64_t dead_after = (uint64_t)p->hb_ms * p->liveness;
+	uint64_t job;
+	unsigned k;
+
+	*njobs = 0;
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		switch (w->state) {
+		case POOL_DOWN:
+			if (!p->stopping && w->restart_at <= now)
+				(void)pool_spawn(p, w, now);
+			break;
+		case POOL_STARTING:
+			if (now - w->spawned_at > p->ready_timeout_ms &&
+			    *njobs < max)
+				(void)pool_kill(p, w, "no READY in time", now);
+			break;
+		case POOL_IDLE:
+		case POOL_BUSY:
+			if (now - w->last_seen > dead_after && *njobs < max) {
+				job = pool_kill(
+				    p, w, "missed its heartbeats", now);
+				if (job != 0)
+					jobs[(*njobs)++] = job;
+				break;
+			}
+			if (now - w->ready_at >= POOL_STABLE_MS)
+				w->backoff_ms = p->min_ms;
+			break;
+		case POOL_DYING:
+			break;
+		}
+	}
+}
+
+/* pool_next_due - the earliest time pool_tick has something to do. */
+uint64_t
+pool_next_due(const struct pool *p, uint64_t now)
+{
+	uint64_t due = now + p->hb_ms, t;
+	unsigned k;
+
+	for (k = 0; k < p->n; k++) {
+		const struct pool_worker *w = &p->w[k];
+
+		t = due;
+		if (w->state == POOL_DOWN)
+			t = w->restart_at;
+		else if (w->state == POOL_STARTING)
+			t = w->spawned_at + p->ready_timeout_ms + 1;
+		else if (w->state == POOL_IDLE || w->state == POOL_BUSY)
+			t = w->last_seen + (uint64_t)p->hb_ms * p->liveness + 1;
+		if (t < due)
+			due = t;
+	}
+	return due < now ? now : due;
+}
+
+/* pool_count - slots of role (and provider if not NULL) in state. */
+unsigned
+pool_count(const struct pool *p, enum config_role role, const char *provider,
+    enum pool_state state)
+{
+	unsigned k, n = 0;
+
+	for (k = 0; k < p->n; k++) {
+		const struct pool_worker *w = &p->w[k];
+
+		if (w->role == role && w->state == state &&
+		    (provider == NULL ||
+			(w->provider && strcmp(w->provider, provider) == 0)))
+			n++;
+	}
+	return n;
+}
+
+/* pool_stop - send SIGTERM to every live worker (shutdown). */
+void
+pool_stop(struct pool *p)
+{
+	unsigned k;
+
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		if (w->pid > 0 && w->state != POOL_DOWN)
+			kill(w->pid, SIGTERM);
+		w->restart_at = UINT64_MAX;
+	}
+	p->stopping = 1;
+}
+
+/* pool_alive - live worker processes (not yet reaped). */
+unsigned
+pool_alive(const struct pool *p)
+{
+	unsigned k, n = 0;
+
+	for (k = 0; k < p->n; k++)
+		if (p->w[k].pid > 0 && p->w[k].state != POOL_DOWN)
+			n++;
+	return n;
+}

@@ -1,0 +1,155 @@
+/*
+ * pool.h - the worker pool: spawn, watch and restart shirod's workers.
+ *
+ * This is the supervision half of Postfix's master and of the zguide's
+ * Paranoid Pirate: the pool has one slot per configured worker (a role,
+ * a provider for model workers, a program).  A slot goes
+ *
+ *	DOWN --spawn--> STARTING --READY--> IDLE <--job/result--> BUSY
+ *	  ^                |                  |                     |
+ *	  +-- exit, kill, missed heartbeats, READY timeout ----------+
+ *
+ * A slot that goes down is started again after a back-off that doubles
+ * from restart.minMs up to restart.maxMs, and falls back to the minimum
+ * once a worker has stayed up for a while.  The job a worker held when it
+ * went down is handed back to the caller, who gives it to another worker.
+ *
+ * The pool never reads the sockets: the broker tells it what arrived
+ * (pool_ready, pool_seen) and what happened to processes (pool_reaped),
+ * and asks it what to do (pool_tick).  The clock is an argument.
+ */
+#ifndef SHIRO_BROKER_POOL_H
+#define SHIRO_BROKER_POOL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto/msg.h"
+
+#include "config.h"
+
+enum pool_state {
+	POOL_DOWN, /* no process; restart_at says when to start one */
+	POOL_STARTING, /* forked, waiting for READY */
+	POOL_IDLE, /* ready, no job */
+	POOL_BUSY, /* running job */
+	POOL_DYING /* killed, waiting to reap pid */
+};
+
+struct pool_worker {
+	unsigned idx;
+	enum config_role role;
+	const char *provider; /* borrowed from the config; NULL unless model */
+	const char *path; /* the program */
+	enum pool_state state;
+	pid_t pid;
+	struct msg_ident ident; /* valid from READY on */
+	uint64_t spawned_at, ready_at, last_seen, restart_at;
+	unsigned backoff_ms;
+	unsigned starts; /* processes started in this slot */
+	unsigned jobs_done;
+	uint64_t job; /* the job held while BUSY; 0 otherwise */
+	uint64_t job_since;
+	int secret_sent;
+};
+
+struct pool {
+	struct pool_worker *w;
+	unsigned n;
+	const struct config *cfg;
+	char *endpoint; /* the workers' endpoint, passed in argv */
+	char *home;
+	unsigned hb_ms, liveness, min_ms, max_ms;
+	unsigned ready_timeout_ms;
+	int stopping; /* pool_stop() was called: no more restarts */
+};
+
+/*
+ * pool_init - one DOWN slot per configured worker, due to start now.
+ * bindir is where worker programs without a configured path are found
+ * (shirod's own directory).  cfg must outlive the pool.
+ */
+void pool_init(struct pool *p, const struct config *cfg, const char *bindir);
+
+/* pool_free - release the pool's memory (processes are not touched). */
+void pool_free(struct pool *p);
+
+/*
+ * pool_spawn - fork and exec the worker of slot w (which must be DOWN),
+ * with stdin from /dev/null and stdout/stderr to shirod's log.  The
+ * worker finds the broker through argv (--endpoint, --role, --provider,
+ * --slot); secrets follow over the socket after READY, never in argv or
+ * the environment.  0, or a negative SHIRO_ERR_* (then the slot stays
+ * DOWN with its back-off advanced).
+ */
+int pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now);
+
+/*
+ * pool_ready - a READY from ident with these values.  It must come from a
+ * STARTING slot's pid, with that slot's role and provider.  Returns the
+ * slot (now IDLE), or NULL if no slot matches (*whyp says why; borrowed).
+ */
+struct pool_worker *pool_ready(struct pool *p, const struct msg_ident *ident,
+    const char *role, const char *provider, uint64_t pid, uint64_t now,
+    const char **whyp);
+
+/* pool_find - the ready slot whose worker has identity ident, or NULL. */
+struct pool_worker *pool_find(struct pool *p, const struct msg_ident *ident);
+
+/* pool_seen - the worker of w showed a sign of life at now. */
+void pool_seen(struct pool_worker *w, uint64_t now);
+
+/* pool_idle - an IDLE model worker of provider (least used), or NULL. */
+struct pool_worker *pool_idle(
+    struct pool *p, enum config_role role, const char *provider);
+
+/* pool_assign - give job to the IDLE worker w (now BUSY). */
+void pool_assign(struct pool_worker *w, uint64_t job, uint64_t now);
+
+/* pool_done - w finished its job (now IDLE); returns the job it held. */
+uint64_t pool_done(struct pool_worker *w);
+
+/*
+ * pool_kill - kill w's process (SIGKILL) and mark it DYING: it restarts
+ * once reaped.  Returns the job it held (0 if none), which the caller
+ * must requeue.  why goes to the log.
+ */
+uint64_t pool_kill(
+    struct pool *p, struct pool_worker *w, const char *why, uint64_t now);
+
+/*
+ * pool_reaped - process pid ended with wait status; returns its slot (now
+ * DOWN, restart scheduled) and puts the job it held in *jobp, or NULL if
+ * pid is not one of the pool's.
+ */
+struct pool_worker *pool_reaped(
+    struct pool *p, pid_t pid, int status, uint64_t now, uint64_t *jobp);
+
+/*
+ * pool_tick - housekeeping at now: kill workers whose heartbeats stopped
+ * (liveness periods without a sign of life) or who never sent READY,
+ * start the slots whose back-off has passed, and reset the back-off of
+ * workers that have stayed up.  The jobs held by killed workers are
+ * written to jobs[], which has room for max (the pool kills at most max
+ * workers per tick); *njobs gets their number.
+ */
+void pool_tick(struct pool *p, uint64_t now, uint64_t *jobs, unsigned max,
+    unsigned *njobs);
+
+/* pool_next_due - the earliest time pool_tick has something to do. */
+uint64_t pool_next_due(const struct pool *p, uint64_t now);
+
+/* pool_count - slots of role (and provider if not NULL) in state. */
+unsigned pool_count(const struct pool *p, enum config_role role,
+    const char *provider, enum pool_state state);
+
+/* pool_state_name - "down", "starting", "idle", "busy", "dying". */
+const char *pool_state_name(enum pool_state s);
+
+/* pool_stop - send SIGTERM to every live worker (shutdown). */
+void pool_stop(struct pool *p);
+
+/* pool_alive - live worker processes (not yet reaped). */
+unsigned pool_alive(const struct pool *p);
+
+#endif
