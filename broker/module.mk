@@ -11,6 +11,11 @@ $(PLAN_LIB): $(PLAN_OBJS)
 BINS += $(BUILD)/shiro-plan
 $(BUILD)/shiro-plan: $(BUILD)/broker/shiro-plan.o $(PLAN_LIB) $(UTIL_LIB)
 	$(link)
+
+BENCHES += $(BUILD)/tests/bench_plan
+OBJS += $(BUILD)/tests/bench_plan.o
+$(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
+	$(link)
 # --- end of the planner's block
 
 # shirod

@@ -64,6 +64,13 @@ struct plan_ready {
 	uint8_t l;
 };
 
+/* A pair that can merge: its first line (l, i) and the due's numerator. */
+struct plan_cand {
+	uint64_t num;
+	uint64_t i;
+	uint8_t l;
+};
+
 struct plan {
 	struct plan_settings set;
 	uint64_t t;
@@ -76,6 +83,10 @@ struct plan {
 	uint32_t *vals;
 	size_t mcap;
 	size_t mn;
+
+	struct plan_cand *heap; /* a fit's candidate pairs */
+	size_t nheap;
+	size_t heap_cap;
 
 	struct plan_node *merges; /* the last batch's merges */
 	size_t nmerges;
@@ -165,6 +176,7 @@ plan_destroy(struct plan **pp)
 	free(p->keys);
 	free(p->vals);
 	free(p->merges);
+	free(p->heap);
 	free(p->pend);
 	free(p->mq);
 	free(p->running);
@@ -414,18 +426,21 @@ plan_due_num(const struct plan *p, const struct plan_line *a)
 }
 
 /*
- * plan_more_due - whether num_a/2^la > num_b/2^lb, exactly: both sides
- * times 2^(la+lb) in 128 bits.
+ * plan_cand_before - whether pair a goes before pair b: more due, that
+ * is num_a/2^la > num_b/2^lb, compared exactly as num_a*2^lb > num_b*2^la
+ * in 128 bits; on equal dues the oldest pair (the smaller first message).
  */
 static int
-plan_more_due(uint64_t na, unsigned la, uint64_t nb, unsigned lb)
+plan_cand_before(const struct plan_cand *a, const struct plan_cand *b)
 {
-	unsigned __int128 x = (unsigned __int128)na << lb;
-	unsigned __int128 y = (unsigned __int128)nb << la;
+	unsigned __int128 x = (unsigned __int128)a->num << b->l;
+	unsigned __int128 y = (unsigned __int128)b->num << a->l;
 
+	if (x != y)
+		return x > y;
 	if (PLAN_MUTANT == MUTANT_NEWEST)
-		return x >= y;
-	return x > y;
+		return (a->i << a->l) > (b->i << b->l);
+	return (a->i << a->l) < (b->i << b->l);
 }
 
 /* plan_can_merge - whether the pair at a merges: its parent is built. */
@@ -440,32 +455,56 @@ plan_can_merge(const struct plan *p, const struct plan_line *a)
 }
 
 /*
- * plan_best - the index of the first line of the most due pair of v
- * whose parent is built, the oldest of equals; v->n if none.
+ * plan_heap_offer - if lines k and k + 1 of v are siblings whose parent
+ * is built, put the pair in the heap of candidates (most due on top).
  */
-static size_t
-plan_best(const struct plan *p, const struct plan_lines *v)
+static void
+plan_heap_offer(struct plan *p, const struct plan_lines *v, size_t k)
 {
-	size_t k, best = v->n;
-	uint64_t num, bnum = 0;
-	unsigned bl = 0;
+	const struct plan_line *a = &v->v[k];
+	struct plan_cand c, *h;
+	size_t j;
 
-	for (k = 0; k + 1 < v->n; k++) {
-		const struct plan_line *a = &v->v[k];
-
-		/* Siblings: a has an even index, the next line its level. */
-		if ((a->i & 1) != 0 || v->v[k + 1].l != a->l)
-			continue;
-		if (!plan_can_merge(p, a))
-			continue;
-		num = plan_due_num(p, a);
-		if (best == v->n || plan_more_due(num, a->l, bnum, bl)) {
-			best = k;
-			bnum = num;
-			bl = a->l;
-		}
+	if (k + 1 >= v->n || (a->i & 1) != 0 || v->v[k + 1].l != a->l ||
+	    !plan_can_merge(p, a))
+		return;
+	c.num = plan_due_num(p, a);
+	c.i = a->i;
+	c.l = a->l;
+	if (p->nheap == p->heap_cap) {
+		p->heap_cap = p->heap_cap ? p->heap_cap * 2 : 64;
+		p->heap = xreallocarray(p->heap, p->heap_cap, sizeof(*p->heap));
 	}
-	return best;
+	h = p->heap;
+	for (j = p->nheap++; j > 0 && plan_cand_before(&c, &h[(j - 1) / 2]);
+	     j = (j - 1) / 2)
+		h[j] = h[(j - 1) / 2];
+	h[j] = c;
+}
+
+/* plan_heap_pop - take the most due candidate off the heap into *out. */
+static void
+plan_heap_pop(struct plan *p, struct plan_cand *out)
+{
+	struct plan_cand *h = p->heap, last;
+	size_t j = 0, c, n;
+
+	*out = h[0];
+	last = h[--p->nheap];
+	n = p->nheap;
+	for (;;) {
+		c = 2 * j + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && plan_cand_before(&h[c + 1], &h[c]))
+			c++;
+		if (!plan_cand_before(&h[c], &last))
+			break;
+		h[j] = h[c];
+		j = c;
+	}
+	if (n > 0)
+		h[j] = last;
 }
 
 /*
@@ -510,17 +549,37 @@ plan_merge_at(struct plan *p, struct plan_lines *v, size_t k, int chat)
 	p->cview_stale = 1;
 }
 
-/* plan_fit_lines - merge the most due pairs of v until size <= budget. */
+/*
+ * plan_fit_lines - merge the most due pairs of v one at a time until its
+ * size is at most budget or no pair can merge (rule 19).  T and the
+ * built nodes do not change during a fit, so neither does a pair's due:
+ * the candidates go in a heap once, and a merge only adds the pair of
+ * the new parent and its sibling, if they can merge in turn.
+ */
 static void
 plan_fit_lines(struct plan *p, struct plan_lines *v, uint64_t budget, int chat)
 {
+	struct plan_cand c;
 	size_t k;
 
-	while (v->size > budget) {
-		k = plan_best(p, v);
-		if (k == v->n)
-			break;
+	if (v->size <= budget)
+		return;
+	p->nheap = 0;
+	for (k = 0; k + 1 < v->n; k++)
+		plan_heap_offer(p, v, k);
+	while (v->size > budget && p->nheap > 0) {
+		plan_heap_pop(p, &c);
+		k = plan_lines_find(v, c.i << c.l);
+		if (k + 1 >= v->n || v->v[k].l != c.l || v->v[k].i != c.i ||
+		    v->v[k + 1].l != c.l)
+			continue; /* cannot happen: a pair only merges itself */
 		plan_merge_at(p, v, k, chat);
+		if (v->v[k].i & 1) {
+			if (k > 0)
+				plan_heap_offer(p, v, k - 1);
+		} else {
+			plan_heap_offer(p, v, k);
+		}
 	}
 }
 
