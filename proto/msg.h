@@ -228,8 +228,9 @@ int msg_decode(int number, const void *body, size_t len, struct msg **mp);
 /*
  * msg_send - send m on a ZeroMQ socket without blocking; to is the peer's
  * identity on a ROUTER socket, NULL on a DEALER.  0, -SHIRO_ERR_AGAIN when
- * the peer's queue is full or (on a ROUTER) the peer is gone,
- * -SHIRO_ERR_PROTO when m fails msg_check(), -SHIRO_ERR_IO otherwise.
+ * the peer's queue is full, -SHIRO_ERR_NOENT when (on a ROUTER) no peer
+ * has that identity (any more), -SHIRO_ERR_PROTO when m fails
+ * msg_check(), -SHIRO_ERR_IO otherwise.
  * The caller keeps m.
  */
 int msg_send(void *sock, const struct msg *m, const struct msg_ident *to);

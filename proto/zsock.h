@@ -35,8 +35,9 @@ void zsock_close(void **sockp);
 
 /*
  * zsock_term - end the process-wide ZeroMQ context, after every socket is
- * closed.  Also call it in a forked child before exec or exit if the
- * parent had made sockets.  The next zsock_router/dealer makes a new one.
+ * closed; the next zsock_router/dealer makes a new one.  A child forked
+ * from a process with sockets must not call any zsock function (nor this
+ * one): it execs or _exits without touching ZeroMQ.
  */
 void zsock_term(void);
 
