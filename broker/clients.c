@@ -166,7 +166,7 @@ clients_replay(struct clients *c, uint64_t last_seq,
 
 	if (last_seq > c->seq || last_seq + 1 < first)
 		return -SHIRO_ERR_NOENT;
-	for (k = (size_t)(last_seq + 1 - first); k < c->ring_len; k++)
+	for (k = (size_t)(last_seq + 1 - first); fn && k < c->ring_len; k++)
 		fn(arg, c->ring[(c->ring_head + k) % c->ring_cap]);
 	return 0;
 }

@@ -93,6 +93,7 @@ const struct msg *clients_publish(struct clients *c, struct msg **evp);
  * clients_replay - call fn for every kept event after last_seq, oldest
  * first.  0, or -SHIRO_ERR_NOENT when events after last_seq are no longer
  * all kept (or last_seq is in the future): then fn is not called.
+ * fn may be NULL, to ask only whether a replay is possible.
  */
 int clients_replay(struct clients *c, uint64_t last_seq,
     void (*fn)(void *arg, const struct msg *ev), void *arg);

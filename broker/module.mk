@@ -23,10 +23,18 @@ $(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
 # --- the unit tests link them; shirod.c holds only main().
 SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c \
-	broker/clients.c
+	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
+	broker/supervise.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
+
+BINS += $(BUILD)/shirod
+OBJS += $(BUILD)/broker/shirod.o
+$(BUILD)/shirod: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
+$(BUILD)/shirod: $(BUILD)/broker/shirod.o $(SHIROD_LIB) $(PLAN_LIB) \
+	$(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(link)
 
 # (tests follow once proto/msg.c is in libshiroproto)
 # --- end of shirod's block

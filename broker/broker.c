@@ -1,0 +1,642 @@
+/*
+ * broker.c - shirod's start-up and its one event loop.
+ *
+ * Start-up, in this order (docs/architecture.md, "Start-up"): settings,
+ * the run directory, the store (which takes the chat lock), the planner
+ * folded from the store, then the sockets.  Only the owner of the lock
+ * binds: a second shirod on the same home stops at the lock with
+ * BROKER_EXIT_RUNNING and never touches the first one's socket, and a
+ * socket file left by a dead shirod is removed once the lock is ours.
+ *
+ * The loop polls the client socket, the worker socket and a signalfd,
+ * with the first timer's due time as the timeout.  Each round reads at
+ * most clients.perRound client messages (ZeroMQ's ROUTER takes them from
+ * the clients in turn) and every waiting worker message, flushes the
+ * round's SENDs in one group commit, then runs the due timers.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/render.h"
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+#include "proto/zsock.h"
+
+#include "broker.h"
+#include "shirod.h"
+
+/* A client refused this many messages in a row is forgotten. */
+#define BROKER_REFUSED_DROP 10000
+
+/* broker_trace - write one planner event line to the trace, if any. */
+void
+broker_trace(struct broker *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (b->trace == NULL)
+		return;
+	va_start(ap, fmt);
+	vfprintf(b->trace, fmt, ap);
+	va_end(ap);
+	fputc('\n', b->trace);
+}
+
+/* broker_send_client - send m to a client; forget one that cannot take it. */
+int
+broker_send_client(
+    struct broker *b, const struct msg_ident *to, const struct msg *m)
+{
+	struct clients_client *cl;
+	int rc;
+
+	rc = msg_send(b->csock, m, to);
+	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
+		/* Gone, or too slow to read its queue: it must HELLO again
+		 * (with its last seq, to get what it missed). */
+		cl = clients_find(&b->clients, to);
+		if (cl != NULL) {
+			log_info("client %s: %s, forgotten",
+			    cl->name[0] ? cl->name : "(unnamed)",
+			    rc == -SHIRO_ERR_NOENT ? "gone" : "queue full");
+			clients_drop(&b->clients, cl);
+		}
+	} else if (rc != 0) {
+		log_warnx("sending %s to a client: %s",
+		    msg_type_name(msg_type(m)), err_str(rc));
+	}
+	return rc;
+}
+
+/* broker_error - send ERROR {rid, code, text} to a client. */
+void
+broker_error(struct broker *b, const struct msg_ident *to, uint64_t rid,
+    const char *code, const char *fmt, ...)
+{
+	struct msg *m = msg_new(MSG_ERROR);
+	struct buf t = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&t, fmt, ap);
+	va_end(ap);
+	if (t.len > 4000)
+		buf_truncate(&t, 4000);
+	if (rid != 0)
+		msg_set_int(m, "rid", (int64_t)rid);
+	msg_set_str(m, "code", code);
+	msg_set_strn(m, "text", t.data ? t.data : "", t.len);
+	(void)broker_send_client(b, to, m);
+	msg_destroy(&m);
+	buf_free(&t);
+}
+
+/* broker_publish - number an event, keep it, send it to attached clients. */
+void
+broker_publish(struct broker *b, struct msg **evp)
+{
+	const struct msg *ev;
+	size_t k;
+
+	ev = clients_publish(&b->clients, evp);
+	b->n_events++;
+	for (k = 0; k < b->clients.n;) {
+		struct clients_client *cl = b->clients.v[k];
+		size_t before = b->clients.n;
+
+		if (cl->attached)
+			(void)broker_send_client(b, &cl->ident, ev);
+		if (b->clients.n == before)
+			k++;
+	}
+}
+
+/* broker_view_save - write view.json from the planner's view. */
+static void
+broker_view_save(struct broker *b)
+{
+	const struct plan_line *lines;
+	struct store_line *v;
+	size_t n, k;
+	int rc;
+
+	plan_view(b->plan, &lines, &n);
+	v = xcalloc(n ? n : 1, sizeof(*v));
+	for (k = 0; k < n; k++) {
+		v[k].l = lines[k].l;
+		v[k].i = lines[k].i;
+	}
+	rc = store_view_save(b->store, v, n);
+	if (rc != 0)
+		log_warnx("view.json not saved (%s): %s", err_str(rc),
+		    store_errmsg(b->store));
+	free(v);
+	b->view_dirty = 0;
+}
+
+/*
+ * broker_view_changed - the view changed.  A batch saves view.json at
+ * once; a message that only appended a line marks it, and it is saved
+ * within a second (the fold at start does not need it: it replays the
+ * merge records, D1).
+ */
+void
+broker_view_changed(struct broker *b, int now)
+{
+	if (now) {
+		broker_view_save(b);
+		return;
+	}
+	if (!b->view_dirty) {
+		b->view_dirty = 1;
+		(void)timer_add(
+		    &b->timers, timer_now() + 1000, BROKER_T_VIEW, 0);
+	}
+}
+
+/* broker_signals - block the signals the loop reads from a signalfd. */
+static int
+broker_signals(struct broker *b)
+{
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGCHLD);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &set, NULL) != 0)
+		return -SHIRO_ERR_IO;
+	b->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+	return b->sigfd < 0 ? -SHIRO_ERR_IO : 0;
+}
+
+/* broker_unlink_stale - remove an ipc socket file: a dead shirod's at
+ * start (the lock is ours, so nobody listens on it), ours at the end. */
+static void
+broker_unlink_stale(const char *endpoint)
+{
+	if (strncmp(endpoint, "ipc://", 6) != 0)
+		return;
+	(void)unlink(endpoint + 6);
+}
+
+/* What the temporary fold collects from the store. */
+struct broker_fold_ctx {
+	struct plan *plan;
+	struct store *store;
+	struct store_batch *batches;
+	size_t nbatches, cap;
+};
+
+/* broker_fold_batch - keep one batch record (copying its merges). */
+static int
+broker_fold_batch(void *arg, const struct store_batch *bt)
+{
+	struct broker_fold_ctx *c = arg;
+	struct store_batch *d;
+
+	if (c->nbatches == c->cap) {
+		c->cap = c->cap ? 2 * c->cap : 64;
+		c->batches =
+		    xreallocarray(c->batches, c->cap, sizeof(*c->batches));
+	}
+	d = &c->batches[c->nbatches++];
+	*d = *bt;
+	d->merges =
+	    bt->n ? xmemdup(bt->merges, bt->n * sizeof(*bt->merges)) : NULL;
+	return 0;
+}
+
+/*
+ * broker_fold - rebuild the planner from the store: every message in
+ * order, each node as soon as its last message exists, each logged batch
+ * replayed at its T (D1, F1).
+ */
+static int
+broker_fold(struct store *st, const struct plan_settings *ps, struct plan **out,
+    char *msg, size_t msglen)
+{
+	struct broker_fold_ctx c;
+	struct store_msg_info info;
+	uint32_t size;
+	uint64_t T = store_count(st), id;
+	size_t bk = 0, k;
+	unsigned l;
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	rc = plan_new(ps, &c.plan);
+	if (rc != 0) {
+		snprintf(msg, msglen, "bad memory settings: %s", err_str(rc));
+		return rc;
+	}
+	rc = store_batch_iter(st, 0, broker_fold_batch, &c);
+	if (rc != 0)
+		goto fail;
+	for (id = 0; id < T; id++) {
+		if (store_node_size(st, 0, id, &size) == 0) {
+			rc = plan_append(c.plan, 1, size);
+		} else {
+			rc = store_info(st, id, &info);
+			if (rc != 0)
+				goto fail;
+			rc = plan_append(c.plan, 0, info.size);
+		}
+		if (rc != 0)
+			goto fail;
+		for (l = 1; l < 63 && ((id + 1) & ((1ULL << l) - 1)) == 0;
+		     l++) {
+			if (store_node_size(
+				st, l, ((id + 1) >> l) - 1, &size) != 0)
+				break;
+			(void)plan_built(c.plan, l, ((id + 1) >> l) - 1, size);
+		}
+		while (bk < c.nbatches && c.batches[bk].t == id + 1) {
+			for (k = 0; k < c.batches[bk].n; k++) {
+				rc = plan_merge(c.plan,
+				    c.batches[bk].merges[k].l,
+				    c.batches[bk].merges[k].i);
+				if (rc != 0)
+					goto fail;
+			}
+			rc = plan_restore(c.plan, id + 1, c.batches[bk].open);
+			if (rc != 0)
+				goto fail;
+			bk++;
+		}
+	}
+	rc = 0;
+	*out = c.plan;
+	c.plan = NULL;
+fail:
+	if (rc != 0)
+		snprintf(msg, msglen, "cannot rebuild the view: %s (%s)",
+		    err_str(rc), store_errmsg(st));
+	for (k = 0; k < c.nbatches; k++)
+		free(c.batches[k].merges);
+	free(c.batches);
+	plan_destroy(&c.plan);
+	return rc;
+}
+
+/* broker_open - settings are loaded: lock, store, fold, sockets. */
+int
+broker_open(
+    struct broker *b, const struct shirod_opts *o, char *msg, size_t msglen)
+{
+	struct store_openerr why;
+	struct plan_settings ps;
+	struct zsock_opts zo;
+	char *run;
+	int rc;
+
+	b->sigfd = -1;
+	b->started_at = timer_now();
+	timer_init(&b->timers);
+	run = xasprintf("%s/run", b->cfg.home);
+	if (mkdir(run, 0700) != 0 && errno != EEXIST) {
+		snprintf(
+		    msg, msglen, "cannot make %s: %s", run, strerror(errno));
+		free(run);
+		return BROKER_EXIT_ERROR;
+	}
+	(void)chmod(run, 0700);
+	free(run);
+
+	memset(&why, 0, sizeof(why));
+	rc = store_open(b->cfg.home, NULL, &b->store, &why);
+	if (rc == -SHIRO_ERR_LOCKED) {
+		snprintf(msg, msglen,
+		    "shirod already runs for %s as pid %ld; shiro attaches to "
+		    "it",
+		    b->cfg.home, (long)why.owner);
+		return BROKER_EXIT_RUNNING;
+	}
+	if (rc != 0) {
+		snprintf(msg, msglen, "cannot open the chat in %s: %s",
+		    b->cfg.home, why.msg[0] ? why.msg : err_str(rc));
+		return BROKER_EXIT_ERROR;
+	}
+
+	plan_settings_default(&ps);
+	ps.ceiling = b->cfg.memory.ceiling;
+	ps.floor = b->cfg.memory.floor;
+	ps.cceiling = b->cfg.memory.cceiling;
+	ps.cfloor = b->cfg.memory.cfloor;
+	ps.jobs = b->cfg.memory.jobs;
+	rc = broker_fold(b->store, &ps, &b->plan, msg, msglen);
+	if (rc != 0)
+		return BROKER_EXIT_ERROR;
+	if (o->trace != NULL) {
+		b->trace = fopen(o->trace, "we");
+		if (b->trace == NULL) {
+			snprintf(msg, msglen, "cannot write %s: %s", o->trace,
+			    strerror(errno));
+			return BROKER_EXIT_ERROR;
+		}
+		setvbuf(b->trace, NULL, _IOLBF, 0);
+		fprintf(b->trace, "budget %lu %lu\n", b->cfg.memory.ceiling,
+		    b->cfg.memory.floor);
+	}
+
+	/* The lock is ours: any socket file is a dead shirod's. */
+	broker_unlink_stale(b->cfg.client_endpoint);
+	broker_unlink_stale(b->cfg.worker_endpoint);
+	memset(&zo, 0, sizeof(zo));
+	zo.hwm = 10000;
+	rc = zsock_router(b->cfg.client_endpoint, &zo, &b->csock);
+	if (rc == 0)
+		rc = zsock_router(b->cfg.worker_endpoint, &zo, &b->wsock);
+	if (rc != 0) {
+		snprintf(msg, msglen, "cannot listen on %s or %s: %s",
+		    b->cfg.client_endpoint, b->cfg.worker_endpoint,
+		    err_str(rc));
+		return BROKER_EXIT_ERROR;
+	}
+	if (broker_signals(b) != 0) {
+		snprintf(msg, msglen, "signalfd: %s", strerror(errno));
+		return BROKER_EXIT_ERROR;
+	}
+	clients_init(&b->clients, &b->cfg.clients,
+	    10 * b->cfg.heartbeat_ms < 10000 ? 10000
+					     : 10 * b->cfg.heartbeat_ms);
+	pool_init(&b->pool, &b->cfg, b->bindir);
+	(void)timer_add(&b->timers, b->started_at, BROKER_T_TICK, 0);
+	(void)timer_add(&b->timers, b->started_at + b->cfg.memory.retry_ms,
+	    BROKER_T_RETRY, 0);
+	log_info("shirod %d serving %s: %llu messages, view %llu bytes",
+	    (int)getpid(), b->cfg.home, (unsigned long long)plan_count(b->plan),
+	    (unsigned long long)plan_view_size(b->plan));
+	return BROKER_EXIT_OK;
+}
+
+/* broker_client_in - read up to a round's worth of client messages. */
+static void
+broker_client_in(struct broker *b, uint64_t now)
+{
+	struct clients_client *cl;
+	struct msg_ident from;
+	struct msg *m;
+	unsigned k;
+	int rc;
+
+	for (k = 0; k < b->cfg.clients.per_round; k++) {
+		m = NULL;
+		memset(&from, 0, sizeof(from));
+		rc = msg_recv(b->csock, &m, &from);
+		if (rc == -SHIRO_ERR_AGAIN)
+			break;
+		if (rc == -SHIRO_ERR_PROTO) {
+			/* One line per bad frame would let a client fill the
+			 * log: count them, log the first of each 1000. */
+			if (b->n_bad++ % 1000 == 0)
+				log_info("bad frame from a client (%llu so "
+					 "far): %s",
+				    (unsigned long long)b->n_bad,
+				    msg_strerror());
+			if (from.len > 0)
+				broker_error(b, &from, 0, "proto",
+				    "malformed message: %s", msg_strerror());
+			continue;
+		}
+		if (rc != 0) {
+			log_warnx("client socket: %s", err_str(rc));
+			break;
+		}
+		cl = clients_get(&b->clients, &from, now);
+		if (cl == NULL) {
+			broker_error(b, &from, 0, "full",
+			    "shirod serves %u clients already; try later",
+			    b->clients.max);
+			msg_destroy(&m);
+			continue;
+		}
+		if (clients_admit(&b->clients, cl, now) != 0) {
+			b->n_refused++;
+			if (cl->refused >= BROKER_REFUSED_DROP) {
+				log_info("client %s floods: forgotten",
+				    cl->name[0] ? cl->name : "(unnamed)");
+				clients_drop(&b->clients, cl);
+			} else if (now - cl->warned_at >= 1000) {
+				cl->warned_at = now;
+				broker_error(b, &from, 0, "busy",
+				    "too many messages: at most %u a second",
+				    b->clients.rate);
+			}
+			msg_destroy(&m);
+			continue;
+		}
+		b->n_received++;
+		if (!msg_allowed(MSG_PEER_CLIENT, msg_type(m))) {
+			b->n_bad++;
+			broker_error(b, &from, 0, "type",
+			    "a client may not send %s",
+			    msg_type_name(msg_type(m)));
+			msg_destroy(&m);
+			continue;
+		}
+		serve_client(b, &from, &m);
+	}
+	serve_flush(b);
+}
+
+/* broker_worker_in - read every waiting worker message. */
+static void
+broker_worker_in(struct broker *b, uint64_t now)
+{
+	struct msg_ident from;
+	struct msg *m;
+	unsigned k;
+	int rc;
+
+	for (k = 0; k < 4096; k++) {
+		m = NULL;
+		memset(&from, 0, sizeof(from));
+		rc = msg_recv(b->wsock, &m, &from);
+		if (rc == -SHIRO_ERR_AGAIN)
+			break;
+		if (rc == -SHIRO_ERR_PROTO) {
+			supervise_bad(b, from.len ? &from : NULL, now);
+			continue;
+		}
+		if (rc != 0) {
+			log_warnx("worker socket: %s", err_str(rc));
+			break;
+		}
+		supervise_worker(b, &from, &m, now);
+	}
+}
+
+/* broker_signal_in - read the signalfd. */
+static void
+broker_signal_in(struct broker *b, uint64_t now)
+{
+	struct signalfd_siginfo si;
+
+	while (read(b->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		switch (si.ssi_signo) {
+		case SIGCHLD:
+			supervise_reap(b, now);
+			break;
+		case SIGTERM:
+		case SIGINT:
+			if (!b->stopping)
+				log_info("signal %u: stopping", si.ssi_signo);
+			b->stopping = 1;
+			break;
+		default:
+			break;
+		}
+	}
+}
+
+/* broker_timers - run every due timer. */
+static void
+broker_timers(struct broker *b, uint64_t now)
+{
+	uint64_t arg;
+	int kind;
+
+	while (timer_pop(&b->timers, now, &kind, &arg)) {
+		switch (kind) {
+		case BROKER_T_TICK:
+			supervise_tick(b, now);
+			(void)clients_expire(&b->clients, now);
+			(void)timer_add(&b->timers, now + b->cfg.heartbeat_ms,
+			    BROKER_T_TICK, 0);
+			break;
+		case BROKER_T_RETRY:
+			/* While a turn waits, failed nodes retry (D5). */
+			if (b->nturns > 0) {
+				compact_retry(b);
+				compact_dispatch(b, now);
+			}
+			(void)timer_add(&b->timers,
+			    now + b->cfg.memory.retry_ms, BROKER_T_RETRY, 0);
+			break;
+		case BROKER_T_VIEW:
+			if (b->view_dirty)
+				broker_view_save(b);
+			break;
+		case BROKER_T_SETTLE:
+			serve_turns(b, now);
+			break;
+		case BROKER_T_STOP:
+			b->stop_now = 1;
+			break;
+		}
+	}
+	serve_turns(b, now);
+}
+
+/* broker_begin_stop - tell workers to leave; the loop ends when they did
+ * or after two seconds. */
+static void
+broker_begin_stop(struct broker *b, uint64_t now)
+{
+	struct msg *m = msg_new(MSG_SHUTDOWN);
+	unsigned k;
+
+	msg_set_str(m, "text", "shirod is stopping");
+	for (k = 0; k < b->pool.n; k++) {
+		struct pool_worker *w = &b->pool.w[k];
+
+		if (w->state == POOL_IDLE || w->state == POOL_BUSY)
+			(void)msg_send(b->wsock, m, &w->ident);
+	}
+	msg_destroy(&m);
+	pool_stop(&b->pool);
+	(void)timer_add(&b->timers, now + 2000, BROKER_T_STOP, 0);
+}
+
+/* broker_run - the loop, until STOP or a signal; returns the exit code. */
+int
+broker_run(struct broker *b)
+{
+	struct zsock_poll items[3];
+	uint64_t now;
+	long timeout;
+	int rc, stop_begun = 0;
+
+	while (!b->stop_now) {
+		now = timer_now();
+		if (b->stopping && !stop_begun) {
+			broker_begin_stop(b, now);
+			stop_begun = 1;
+		}
+		if (stop_begun && pool_alive(&b->pool) == 0)
+			break;
+		timeout = timer_timeout(&b->timers, now, 1000);
+		memset(items, 0, sizeof(items));
+		items[0].sock = b->csock;
+		items[0].events = ZSOCK_IN;
+		items[1].sock = b->wsock;
+		items[1].events = ZSOCK_IN;
+		items[2].fd = b->sigfd;
+		items[2].events = ZSOCK_IN;
+		rc = zsock_poll(items, 3, timeout);
+		if (rc < 0 && rc != -SHIRO_ERR_AGAIN) {
+			log_warnx("poll: %s", err_str(rc));
+			continue;
+		}
+		now = timer_now();
+		if (items[2].revents & ZSOCK_IN)
+			broker_signal_in(b, now);
+		if (items[1].revents & ZSOCK_IN)
+			broker_worker_in(b, now);
+		if (items[0].revents & ZSOCK_IN)
+			broker_client_in(b, now);
+		broker_timers(b, timer_now());
+	}
+	/* Workers that did not leave in time are killed. */
+	for (unsigned k = 0; k < b->pool.n; k++)
+		if (b->pool.w[k].pid > 0 && b->pool.w[k].state != POOL_DOWN)
+			kill(b->pool.w[k].pid, SIGKILL);
+	supervise_reap(b, timer_now());
+	return BROKER_EXIT_OK;
+}
+
+/* broker_close - save the view, close sockets and the store. */
+void
+broker_close(struct broker *b)
+{
+	size_t k;
+
+	if (b->store != NULL && b->plan != NULL)
+		broker_view_save(b);
+	if (b->csock != NULL)
+		broker_unlink_stale(b->cfg.client_endpoint);
+	if (b->wsock != NULL)
+		broker_unlink_stale(b->cfg.worker_endpoint);
+	zsock_close(&b->csock);
+	zsock_close(&b->wsock);
+	zsock_term();
+	if (b->sigfd >= 0)
+		close(b->sigfd);
+	if (b->trace != NULL)
+		fclose(b->trace);
+	plan_destroy(&b->plan);
+	store_close(&b->store);
+	for (k = 0; k < b->nsends; k++)
+		msg_destroy(&b->sends[k].m);
+	free(b->sends);
+	free(b->jobs);
+	free(b->failed);
+	free(b->turns);
+	if (b->pool.w != NULL)
+		pool_free(&b->pool);
+	clients_free(&b->clients);
+	timer_free(&b->timers);
+	config_free(&b->cfg);
+	free(b->bindir);
+}

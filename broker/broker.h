@@ -1,0 +1,202 @@
+/*
+ * broker.h - shirod's state and the calls its parts make on each other.
+ *
+ * shirod is one thread around one zmq_poll: the client ROUTER, the worker
+ * ROUTER and a signalfd, with the timers of broker/timer.h deciding the
+ * poll's timeout.  The parts:
+ *
+ *	broker.c    start-up (lock, store, fold, sockets), the loop, events
+ *	serve.c     what clients ask: hello, send, status, memory, zoom, ...
+ *	compact.c   the compactor: jobs to model workers, results, failures
+ *	supervise.c the worker socket: READY, heartbeats, the permission table
+ *
+ * Everything a client or a worker sends is untrusted: a bad message costs
+ * one log line and that message (or that peer), never the daemon.
+ */
+#ifndef SHIRO_BROKER_H
+#define SHIRO_BROKER_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include "broker/plan.h"
+#include "proto/msg.h"
+#include "store/store.h"
+
+#include "clients.h"
+#include "config.h"
+#include "pool.h"
+#include "timer.h"
+
+/* shirod's exit codes (docs/architecture.md, "Start-up"). */
+#define BROKER_EXIT_OK 0
+#define BROKER_EXIT_ERROR 1 /* could not start: the log says why */
+#define BROKER_EXIT_CONFIG 2 /* config.json is wrong: the key is named */
+#define BROKER_EXIT_RUNNING 3 /* another shirod owns this home */
+#define BROKER_EXIT_USAGE 64 /* bad command line */
+
+/* Timer kinds. */
+enum broker_timer {
+	BROKER_T_TICK, /* heartbeats, supervision, client expiry */
+	BROKER_T_RETRY, /* retry failed nodes while a turn waits */
+	BROKER_T_VIEW, /* save a changed view.json */
+	BROKER_T_SETTLE, /* a waiting turn's deadline */
+	BROKER_T_STOP /* give up waiting for workers to exit */
+};
+
+/* A compaction job: a node of the tree on its way to a model worker. */
+struct compact_job {
+	uint64_t id; /* job number on the wire, never reused */
+	unsigned l;
+	uint64_t i;
+	uint32_t src_size;
+	int worker; /* slot index while sent to a worker, -1 waiting */
+	uint64_t sent_at;
+};
+
+/* How often a node failed (D5); only failed nodes are listed. */
+struct compact_failure {
+	unsigned l;
+	uint64_t i;
+	unsigned count;
+};
+
+/* A SEND with turn=true, waiting for the view to settle (rule 47, D10). */
+struct broker_turn {
+	struct msg_ident from;
+	uint64_t rid;
+	uint64_t id; /* the message's id */
+	uint64_t deadline;
+};
+
+/* A SEND read in this poll round, waiting for the group commit. */
+struct serve_send {
+	struct msg_ident from;
+	struct msg *m; /* owned */
+	uint64_t rid;
+	int turn;
+};
+
+struct broker {
+	struct config cfg;
+	char *bindir; /* where worker programs live */
+	struct store *store;
+	struct plan *plan;
+	void *csock, *wsock; /* client and worker ROUTERs */
+	int sigfd;
+	struct pool pool;
+	struct clients clients;
+	struct timers timers;
+	uint64_t started_at;
+	int stopping; /* STOP or SIGTERM: draining */
+	int stop_now; /* leave the loop */
+	FILE *trace; /* planner events, the scenario language */
+
+	/* The compactor. */
+	struct compact_job *jobs;
+	size_t njobs, jobs_cap;
+	uint64_t next_job;
+	struct compact_failure *failed;
+	size_t nfailed, failed_cap;
+	uint64_t failures_total, jobs_done, nodes_cut;
+	int view_dirty;
+	uint64_t view_timer;
+
+	/* Turns waiting for the view. */
+	struct broker_turn *turns;
+	size_t nturns, turns_cap;
+
+	/* SENDs of this round. */
+	struct serve_send *sends;
+	size_t nsends, sends_cap;
+
+	/* Counters for STATUS. */
+	uint64_t n_received, n_refused, n_bad, n_events;
+};
+
+/* broker_publish - number event *evp, keep it for replay, send it to every
+ * attached client; takes ownership. */
+void broker_publish(struct broker *b, struct msg **evp);
+
+/* broker_send_client - send m to a client; a client that cannot take it is
+ * forgotten.  Returns msg_send's code. */
+int broker_send_client(
+    struct broker *b, const struct msg_ident *to, const struct msg *m);
+
+/* broker_error - send ERROR {rid, code, text} to a client. */
+void broker_error(struct broker *b, const struct msg_ident *to, uint64_t rid,
+    const char *code, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* broker_view_changed - the view changed: save it (now when batch). */
+void broker_view_changed(struct broker *b, int now);
+
+/* broker_trace - write one planner event line to the trace, if any. */
+void broker_trace(struct broker *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* serve_client - handle one message from a client (takes *mp). */
+void serve_client(
+    struct broker *b, const struct msg_ident *from, struct msg **mp);
+
+/* serve_flush - log the SENDs of this round in one group commit. */
+void serve_flush(struct broker *b);
+
+/* serve_turns - answer the waiting turns whose view settled or whose
+ * deadline passed. */
+void serve_turns(struct broker *b, uint64_t now);
+
+/* serve_status - fill map with the status document. */
+void serve_status(struct broker *b, struct msg_val *doc);
+
+/* compact_appended - message id (text, len) was logged: feed the planner,
+ * run the sawtooth and log its batch; node writes are the caller's. */
+int compact_appended(struct broker *b, uint64_t id, int built, uint32_t size);
+
+/* compact_dispatch - start every ready job the workers can take. */
+void compact_dispatch(struct broker *b, uint64_t now);
+
+/* compact_result - RESULT for job from worker w. */
+void compact_result(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
+
+/* compact_fail - FAIL for job from worker w. */
+void compact_fail(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
+
+/* compact_requeue - the worker of job died: give the job to another. */
+void compact_requeue(struct broker *b, uint64_t job);
+
+/* compact_retry - every failed node is ready again (next message, or the
+ * retry timer while a turn waits). */
+void compact_retry(struct broker *b);
+
+/* compact_waiting - jobs waiting for a worker. */
+size_t compact_waiting(const struct broker *b);
+
+/* compact_leaf_text - the node text of a message: the text itself when
+ * it fits a node, flattened if only its flat form fits; NULL otherwise.
+ * Returns a malloc'd string and its length. */
+char *compact_leaf_text(const char *text, size_t len, size_t *outlen);
+
+/* compact_cut - the longest prefix of valid UTF-8 s (len bytes) within max
+ * bytes that ends at a character boundary. */
+size_t compact_cut(const char *s, size_t len, size_t max);
+
+/* supervise_worker - handle one message from the worker socket. */
+void supervise_worker(struct broker *b, const struct msg_ident *from,
+    struct msg **mp, uint64_t now);
+
+/* supervise_tick - heartbeats to workers, dead ones killed, jobs back. */
+void supervise_tick(struct broker *b, uint64_t now);
+
+/* supervise_reap - collect exited workers (SIGCHLD). */
+void supervise_reap(struct broker *b, uint64_t now);
+
+/* supervise_bad - a malformed frame arrived from ident on the worker
+ * socket. */
+void supervise_bad(
+    struct broker *b, const struct msg_ident *from, uint64_t now);
+
+#endif

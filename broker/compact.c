@@ -1,0 +1,576 @@
+/*
+ * compact.c - the compactor's side of shirod: the planner's ready nodes go
+ * to model workers as JOBs, their RESULTs become tree nodes, and nodes
+ * that keep failing are built from their input cut to 512 bytes (D5).
+ *
+ * The planner decides what is ready (rules 39-42); this file only moves
+ * jobs between the planner, the store and the workers.  A worker's text
+ * is untrusted: it is cut to 512 bytes at a character boundary (the
+ * decoder already checked it is UTF-8), an empty one counts as a failure.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/render.h"
+#include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+
+#include "broker.h"
+
+/* compact_leaf_text - the node text of a message, or NULL if too long. */
+char *
+compact_leaf_text(const char *text, size_t len, size_t *outlen)
+{
+	struct buf b = BUF_INIT;
+
+	if (len <= PLAN_NODE_SIZE) {
+		*outlen = len;
+		return xmemdup(text, len + 1);
+	}
+	if (render_flat_size(text, len) > PLAN_NODE_SIZE)
+		return NULL;
+	/* Only the flat form fits (many "\r\n"): the node is that form. */
+	render_flatten(&b, text, len);
+	return buf_steal(&b, outlen);
+}
+
+/* compact_cut - the longest prefix of valid UTF-8 s within max bytes that
+ * ends at a character boundary. */
+size_t
+compact_cut(const char *s, size_t len, size_t max)
+{
+	size_t cut;
+
+	if (len <= max)
+		return len;
+	cut = max;
+	while (cut > 0 && ((unsigned char)s[cut] & 0xc0) == 0x80)
+		cut--;
+	return cut;
+}
+
+/* compact_name - "id+n" of node (l, i) into a fixed buffer. */
+static const char *
+compact_name(unsigned l, uint64_t i, char *out, size_t outlen)
+{
+	snprintf(out, outlen, "%llu+%llu", (unsigned long long)(i << l),
+	    (unsigned long long)(1ULL << l));
+	return out;
+}
+
+/* compact_find - the job with wire id, or NULL. */
+static struct compact_job *
+compact_find(struct broker *b, uint64_t id)
+{
+	size_t k;
+
+	for (k = 0; k < b->njobs; k++)
+		if (b->jobs[k].id == id)
+			return &b->jobs[k];
+	return NULL;
+}
+
+/* compact_forget - remove job j from the table. */
+static void
+compact_forget(struct broker *b, struct compact_job *j)
+{
+	size_t k = (size_t)(j - b->jobs);
+
+	memmove(&b->jobs[k], &b->jobs[k + 1],
+	    (b->njobs - k - 1) * sizeof(*b->jobs));
+	b->njobs--;
+}
+
+/* compact_failure - the failure record of (l, i), created if create. */
+static struct compact_failure *
+compact_failure(struct broker *b, unsigned l, uint64_t i, int create)
+{
+	size_t k;
+
+	for (k = 0; k < b->nfailed; k++)
+		if (b->failed[k].l == l && b->failed[k].i == i)
+			return &b->failed[k];
+	if (!create)
+		return NULL;
+	if (b->nfailed == b->failed_cap) {
+		b->failed_cap = b->failed_cap ? 2 * b->failed_cap : 8;
+		b->failed =
+		    xreallocarray(b->failed, b->failed_cap, sizeof(*b->failed));
+	}
+	b->failed[b->nfailed].l = l;
+	b->failed[b->nfailed].i = i;
+	b->failed[b->nfailed].count = 0;
+	return &b->failed[b->nfailed++];
+}
+
+/* compact_view_event - add the view's size and lines to an event. */
+static void
+compact_view_event(struct broker *b, struct msg *ev)
+{
+	const struct plan_line *lines;
+	size_t n;
+
+	plan_view(b->plan, &lines, &n);
+	msg_set_int(ev, "view_bytes", (int64_t)plan_view_size(b->plan));
+	msg_set_int(ev, "view_lines", (int64_t)n);
+}
+
+/* compact_appended - message id was logged: the planner and its batch. */
+int
+compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
+{
+	struct plan_batch bt;
+	struct store_merge *mv = NULL;
+	struct msg *ev;
+	struct msg_val *arr;
+	char name[48];
+	size_t k;
+	int rc;
+
+	rc = plan_append(b->plan, built, size);
+	if (rc != 0) {
+		log_warnx("planner refused message %llu: %s",
+		    (unsigned long long)id, err_str(rc));
+		return rc;
+	}
+	if (built)
+		broker_trace(b, "msg %u", size);
+	else
+		broker_trace(b, "msg");
+	plan_sawtooth(b->plan, &bt);
+	if (!bt.ran) {
+		broker_view_changed(b, 0);
+		return 0;
+	}
+	if (bt.nmerges > 0)
+		mv = xcalloc(bt.nmerges, sizeof(*mv));
+	ev = msg_new(MSG_EVENT);
+	msg_set_str(ev, "ev", "batch");
+	arr = msg_set_arr(ev, "merges");
+	for (k = 0; k < bt.nmerges; k++) {
+		mv[k].l = bt.merges[k].l;
+		mv[k].i = bt.merges[k].i;
+		msg_val_add_str(arr,
+		    compact_name(
+			bt.merges[k].l, bt.merges[k].i, name, sizeof(name)));
+	}
+	rc = store_batch_append(
+	    b->store, plan_count(b->plan), bt.shrinking, mv, bt.nmerges, NULL);
+	if (rc != 0)
+		log_warnx("batch record at T=%llu not logged (%s): %s",
+		    (unsigned long long)plan_count(b->plan), err_str(rc),
+		    store_errmsg(b->store));
+	free(mv);
+	compact_view_event(b, ev);
+	msg_val_set_bool(
+	    msg_set_map(ev, "data"), "shrinking", bt.shrinking != 0);
+	broker_publish(b, &ev);
+	broker_view_changed(b, 1);
+	return 0;
+}
+
+/* compact_build - store node (l, i) with text and tell the planner. */
+static void
+compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
+    size_t len, int cut)
+{
+	struct compact_failure *f;
+	struct msg *ev;
+	struct buf flat = BUF_INIT;
+	size_t size;
+	int rc;
+
+	size = render_flat_size(text, len);
+	rc = store_node_put(b->store, l, i, text, len, (uint32_t)size, 0);
+	if (rc != 0 && rc != -SHIRO_ERR_EXIST) {
+		/* The store cannot take it: the job waits for a retry. */
+		log_warnx("node %u:%llu not stored (%s): %s", l,
+		    (unsigned long long)i, err_str(rc), store_errmsg(b->store));
+		(void)plan_work_fail(b->plan, l, i);
+		return;
+	}
+	rc = plan_built(b->plan, l, i, (uint32_t)size);
+	if (rc != 0) {
+		log_warnx("planner refused node %u:%llu: %s", l,
+		    (unsigned long long)i, err_str(rc));
+		return;
+	}
+	broker_trace(b, "built %u %llu %zu", l, (unsigned long long)i, size);
+	f = compact_failure(b, l, i, 0);
+	if (f != NULL)
+		*f = b->failed[--b->nfailed];
+	ev = msg_new(MSG_EVENT);
+	msg_set_str(ev, "ev", "node");
+	msg_set_int(ev, "id", (int64_t)(i << l));
+	msg_set_int(ev, "n", (int64_t)(1ULL << l));
+	render_flatten(&flat, text, len);
+	msg_set_strn(ev, "text", flat.data ? flat.data : "", flat.len);
+	buf_free(&flat);
+	compact_view_event(b, ev);
+	if (cut)
+		msg_val_set_bool(msg_set_map(ev, "data"), "cut", true);
+	broker_publish(b, &ev);
+}
+
+/* compact_inputs - the texts a job of (l, i) works on: the message, or
+ * the two children.  0, or a store error. */
+static int
+compact_inputs(struct broker *b, unsigned l, uint64_t i, char **texts,
+    size_t *lens, size_t *n)
+{
+	struct store_msg sm;
+	struct store_node nd;
+	unsigned k;
+	int rc;
+
+	*n = 0;
+	if (l == 0) {
+		rc = store_read(b->store, i, &sm);
+		if (rc != 0)
+			return rc;
+		texts[0] = sm.text;
+		lens[0] = sm.len;
+		sm.text = NULL;
+		store_msg_free(&sm);
+		*n = 1;
+		return 0;
+	}
+	for (k = 0; k < 2; k++) {
+		rc = store_node_get(b->store, l - 1, 2 * i + k, &nd);
+		if (rc != 0) {
+			if (k == 1)
+				free(texts[0]);
+			return rc;
+		}
+		texts[k] = nd.text;
+		lens[k] = nd.len;
+	}
+	*n = 2;
+	return 0;
+}
+
+/* compact_join - the source of a node: one input, or two with a newline. */
+static char *
+compact_join(char **texts, size_t *lens, size_t n, size_t *lenp)
+{
+	struct buf s = BUF_INIT;
+
+	buf_add(&s, texts[0], lens[0]);
+	if (n == 2) {
+		buf_addc(&s, '\n');
+		buf_add(&s, texts[1], lens[1]);
+	}
+	if (s.data == NULL)
+		buf_adds(&s, "");
+	return buf_steal(&s, lenp);
+}
+
+/* compact_free_job - a source that fits is its own node (rule 12). */
+static void
+compact_free_job(struct broker *b, const struct plan_job *job)
+{
+	char *texts[2], *src, *node;
+	size_t lens[2], n, len, nlen;
+	int rc;
+
+	rc = compact_inputs(b, job->l, job->i, texts, lens, &n);
+	if (rc != 0) {
+		log_warnx("node %u:%llu: cannot read its input (%s): %s",
+		    job->l, (unsigned long long)job->i, err_str(rc),
+		    store_errmsg(b->store));
+		(void)plan_work_fail(b->plan, job->l, job->i);
+		return;
+	}
+	src = compact_join(texts, lens, n, &len);
+	node = compact_leaf_text(src, len, &nlen);
+	if (node == NULL) {
+		/* The planner's size said it fits; cut it to be safe. */
+		nlen = compact_cut(src, len, PLAN_NODE_SIZE);
+		node = xmemdup(src, nlen + 1);
+		node[nlen] = '\0';
+	}
+	compact_build(b, job->l, job->i, node, nlen, 0);
+	free(node);
+	free(src);
+	free(texts[0]);
+	if (n == 2)
+		free(texts[1]);
+}
+
+/* compact_cut_build - the last failure: the input cut to 512 bytes. */
+static void
+compact_cut_build(struct broker *b, unsigned l, uint64_t i)
+{
+	char *texts[2], *src;
+	size_t lens[2], n, len, cut;
+	int rc;
+
+	rc = compact_inputs(b, l, i, texts, lens, &n);
+	if (rc != 0) {
+		log_warnx("node %u:%llu: cannot read its input (%s)", l,
+		    (unsigned long long)i, err_str(rc));
+		(void)plan_work_fail(b->plan, l, i);
+		return;
+	}
+	src = compact_join(texts, lens, n, &len);
+	cut = compact_cut(src, len, PLAN_NODE_SIZE);
+	b->nodes_cut++;
+	compact_build(b, l, i, src, cut, 1);
+	free(src);
+	free(texts[0]);
+	if (n == 2)
+		free(texts[1]);
+}
+
+/* compact_context - the lines of (l, i)'s context into arr (rule 34). */
+static void
+compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
+{
+	const struct plan_line *lines;
+	struct store_node nd;
+	struct buf line = BUF_INIT;
+	uint64_t size;
+	size_t n, total, k;
+
+	if (plan_context(b->plan, l, i, &n) != 0)
+		return;
+	plan_cview(b->plan, &lines, &total, &size);
+	for (k = 0; k < n && k < total; k++) {
+		if (store_node_get(b->store, lines[k].l, lines[k].i, &nd) != 0)
+			break;
+		buf_reset(&line);
+		render_name(&line, lines[k].l, lines[k].i);
+		buf_addc(&line, '|');
+		render_flatten(&line, nd.text, nd.len);
+		msg_val_add_strn(arr, line.data, line.len);
+		free(nd.text);
+	}
+	buf_free(&line);
+}
+
+/* compact_send - send job j to the idle worker w; 0 or msg_send's code. */
+static int
+compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
+    uint64_t now)
+{
+	char *texts[2];
+	size_t lens[2], n, k;
+	struct msg *m;
+	struct msg_val *arr;
+	int rc;
+
+	rc = compact_inputs(b, j->l, j->i, texts, lens, &n);
+	if (rc != 0) {
+		log_warnx("node %u:%llu: cannot read its input (%s): %s", j->l,
+		    (unsigned long long)j->i, err_str(rc),
+		    store_errmsg(b->store));
+		return rc;
+	}
+	m = msg_new(MSG_JOB);
+	msg_set_int(m, "job", (int64_t)j->id);
+	msg_set_str(m, "kind", j->l == 0 ? "leaf" : "merge");
+	msg_set_int(m, "l", j->l);
+	msg_set_int(m, "i", (int64_t)j->i);
+	msg_set_int(m, "limit", PLAN_NODE_SIZE);
+	arr = msg_set_arr(m, "inputs");
+	for (k = 0; k < n; k++) {
+		msg_val_add_strn(arr, texts[k], lens[k]);
+		free(texts[k]);
+	}
+	compact_context(b, j->l, j->i, msg_set_arr(m, "context"));
+	rc = msg_send(b->wsock, m, &w->ident);
+	msg_destroy(&m);
+	if (rc == 0) {
+		j->worker = (int)w->idx;
+		j->sent_at = now;
+		pool_assign(w, j->id, now);
+	}
+	return rc;
+}
+
+/* compact_dispatch - start every ready job the workers can take. */
+void
+compact_dispatch(struct broker *b, uint64_t now)
+{
+	struct plan_job pj;
+	struct compact_job *j;
+	struct pool_worker *w;
+	size_t k;
+	int rc;
+
+	if (b->stopping)
+		return;
+	while (plan_work_take(b->plan, &pj) == 0) {
+		if (pj.free) {
+			compact_free_job(b, &pj);
+			continue;
+		}
+		if (b->njobs == b->jobs_cap) {
+			b->jobs_cap = b->jobs_cap ? 2 * b->jobs_cap : 16;
+			b->jobs = xreallocarray(
+			    b->jobs, b->jobs_cap, sizeof(*b->jobs));
+		}
+		j = &b->jobs[b->njobs++];
+		j->id = ++b->next_job;
+		j->l = pj.l;
+		j->i = pj.i;
+		j->src_size = pj.src_size;
+		j->worker = -1;
+		j->sent_at = 0;
+	}
+	for (k = 0; k < b->njobs; k++) {
+		j = &b->jobs[k];
+		if (j->worker >= 0)
+			continue;
+		w = pool_idle(
+		    &b->pool, CONFIG_ROLE_MODEL, b->cfg.memory.provider);
+		if (w == NULL)
+			break;
+		rc = compact_send(b, j, w, now);
+		if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
+			/* The worker is gone or stuck: restart it. */
+			(void)pool_kill(&b->pool, w, "cannot take a job", now);
+			k--;
+		} else if (rc != 0) {
+			(void)plan_work_fail(b->plan, j->l, j->i);
+			compact_forget(b, j);
+			k--;
+		}
+	}
+}
+
+/* compact_job_of - the job m names, sent to w; NULL (logged) if not. */
+static struct compact_job *
+compact_job_of(struct broker *b, struct pool_worker *w, const struct msg *m)
+{
+	struct compact_job *j;
+	uint64_t id;
+
+	if (msg_get_uint(m, "job", &id) != 0)
+		return NULL;
+	j = compact_find(b, id);
+	if (j == NULL || j->worker != (int)w->idx) {
+		log_info("worker %u: %s for job %llu it does not hold, ignored",
+		    w->idx, msg_type_name(msg_type(m)), (unsigned long long)id);
+		return NULL;
+	}
+	return j;
+}
+
+/* compact_failed - count a failure of j; the last one cuts the input. */
+static void
+compact_failed(
+    struct broker *b, struct compact_job *j, const char *code, const char *text)
+{
+	struct compact_failure *f;
+	struct msg *ev;
+	unsigned l = j->l;
+	uint64_t i = j->i;
+
+	b->failures_total++;
+	f = compact_failure(b, l, i, 1);
+	f->count++;
+	ev = msg_new(MSG_EVENT);
+	msg_set_str(ev, "ev", "failure");
+	msg_set_int(ev, "id", (int64_t)(i << l));
+	msg_set_int(ev, "n", (int64_t)(1ULL << l));
+	msg_set_str(ev, "code", code);
+	msg_set_strn(ev, "text", text, compact_cut(text, strlen(text), 1024));
+	msg_val_set_int(msg_set_map(ev, "data"), "failures", f->count);
+	broker_publish(b, &ev);
+	log_info("node %u:%llu failed (%u of %u): %s: %.200s", l,
+	    (unsigned long long)i, f->count, b->cfg.memory.failures, code,
+	    text);
+	compact_forget(b, j);
+	if (f->count >= b->cfg.memory.failures)
+		compact_cut_build(b, l, i);
+	else
+		(void)plan_work_fail(b->plan, l, i);
+}
+
+/* compact_result - RESULT for a job from worker w. */
+void
+compact_result(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
+{
+	struct compact_job *j;
+	const char *text = NULL;
+	size_t len = 0, cut;
+
+	j = compact_job_of(b, w, m);
+	if (j == NULL)
+		return;
+	(void)pool_done(w);
+	if (msg_get_str(m, "text", &text, &len) != 0 || len == 0) {
+		compact_failed(b, j, "empty", "the worker returned no text");
+	} else {
+		cut = len > PLAN_NODE_SIZE
+		    ? compact_cut(text, len, PLAN_NODE_SIZE)
+		    : len;
+		if (cut < len)
+			log_info("worker %u: a %zu-byte line for node "
+				 "%u:%llu, cut to %zu",
+			    w->idx, len, j->l, (unsigned long long)j->i, cut);
+		b->jobs_done++;
+		{
+			unsigned l = j->l;
+			uint64_t i = j->i;
+
+			compact_forget(b, j);
+			compact_build(b, l, i, text, cut, 0);
+		}
+	}
+	compact_dispatch(b, now);
+}
+
+/* compact_fail - FAIL for a job from worker w. */
+void
+compact_fail(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
+{
+	struct compact_job *j;
+	const char *code = "failed", *text = "";
+
+	j = compact_job_of(b, w, m);
+	if (j == NULL)
+		return;
+	(void)pool_done(w);
+	(void)msg_get_str(m, "code", &code, NULL);
+	(void)msg_get_str(m, "text", &text, NULL);
+	compact_failed(b, j, code, text);
+	compact_dispatch(b, now);
+}
+
+/* compact_requeue - the worker of job died: it waits for another one. */
+void
+compact_requeue(struct broker *b, uint64_t job)
+{
+	struct compact_job *j = compact_find(b, job);
+
+	if (j == NULL)
+		return;
+	log_info("job %llu (node %u:%llu) goes to another worker",
+	    (unsigned long long)job, j->l, (unsigned long long)j->i);
+	j->worker = -1;
+}
+
+/* compact_retry - every failed node is ready again. */
+void
+compact_retry(struct broker *b)
+{
+	if (b->nfailed > 0)
+		plan_work_retry(b->plan);
+}
+
+/* compact_waiting - jobs waiting for a worker. */
+size_t
+compact_waiting(const struct broker *b)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < b->njobs; k++)
+		n += b->jobs[k].worker < 0;
+	return n;
+}

@@ -1,0 +1,654 @@
+/*
+ * serve.c - what clients ask of shirod: hello, send, status, memory, zoom,
+ * log, stop, ping, bye.  Answers are documents (REPLY doc) whose fields
+ * docs/architecture.md lists; events go through broker_publish().
+ *
+ * SENDs read in one poll round are logged together (one fsync for all,
+ * the store's group commit) and each is acknowledged only once that fsync
+ * returned.  Any other request first flushes the SENDs before it, so a
+ * client always sees its own messages in what it asks next.
+ */
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "broker/render.h"
+#include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+
+#include "broker.h"
+
+/* Most messages a LOG reply carries, and most text bytes in all. */
+#define SERVE_LOG_MAX 1000
+#define SERVE_LOG_BYTES (2u << 20)
+
+/* serve_reply - a new REPLY for rid; *docp gets its document map. */
+static struct msg *
+serve_reply(uint64_t rid, struct msg_val **docp)
+{
+	struct msg *m = msg_new(MSG_REPLY);
+
+	msg_set_int(m, "rid", (int64_t)rid);
+	*docp = msg_set_map(m, "doc");
+	return m;
+}
+
+/* serve_answer - send m to a client and free it. */
+static void
+serve_answer(struct broker *b, const struct msg_ident *to, struct msg **mp)
+{
+	(void)broker_send_client(b, to, *mp);
+	msg_destroy(mp);
+}
+
+/* serve_hello_replay - send one kept event to the client being welcomed. */
+static void
+serve_hello_replay(void *arg, const struct msg *ev)
+{
+	void **ctx = arg;
+
+	(void)broker_send_client(ctx[0], ctx[1], ev);
+}
+
+/* serve_hello - HELLO: attach, and replay what the client missed. */
+static void
+serve_hello(struct broker *b, struct clients_client *cl,
+    const struct msg_ident *from, const struct msg *m, uint64_t rid)
+{
+	const char *name = "";
+	uint64_t version = 0, last = 0;
+	struct msg *w;
+	int replay = 0;
+	void *ctx[2];
+
+	(void)msg_get_str(m, "client", &name, NULL);
+	(void)msg_get_uint(m, "version", &version);
+	if (version != MSG_VERSION) {
+		broker_error(b, from, rid, "version",
+		    "this shirod speaks protocol version %d, not %llu; "
+		    "use a shiro client of the same release",
+		    MSG_VERSION, (unsigned long long)version);
+		return;
+	}
+	snprintf(cl->name, sizeof(cl->name), "%s", name);
+	cl->attached = 1;
+	if (msg_get_uint(m, "last_seq", &last) == 0)
+		replay = clients_replay(&b->clients, last, NULL, NULL) == 0;
+	w = msg_new(MSG_WELCOME);
+	msg_set_int(w, "rid", (int64_t)rid);
+	msg_set_int(w, "seq", (int64_t)b->clients.seq);
+	msg_set_bool(w, "replay", replay != 0);
+	msg_set_int(w, "pid", getpid());
+	msg_set_int(w, "version", MSG_VERSION);
+	msg_set_str(w, "daemon", "shirod");
+	if (broker_send_client(b, from, w) == 0 && replay) {
+		ctx[0] = b;
+		ctx[1] = (void *)from;
+		(void)clients_replay(
+		    &b->clients, last, serve_hello_replay, ctx);
+	}
+	msg_destroy(&w);
+}
+
+/* serve_queue_send - keep a SEND for this round's group commit. */
+static void
+serve_queue_send(struct broker *b, const struct msg_ident *from,
+    struct msg **mp, uint64_t rid)
+{
+	const char *kind = "";
+	struct serve_send *s;
+	bool turn = false;
+
+	(void)msg_get_str(*mp, "kind", &kind, NULL);
+	if (strcmp(kind, "user") != 0 && strcmp(kind, "note") != 0) {
+		broker_error(b, from, rid, "kind",
+		    "a client may send kind user or note, not \"%.16s\"", kind);
+		return;
+	}
+	(void)msg_get_bool(*mp, "turn", &turn);
+	if (b->nsends == b->sends_cap) {
+		b->sends_cap = b->sends_cap ? 2 * b->sends_cap : 64;
+		b->sends =
+		    xreallocarray(b->sends, b->sends_cap, sizeof(*b->sends));
+	}
+	s = &b->sends[b->nsends++];
+	s->from = *from;
+	s->m = *mp;
+	*mp = NULL;
+	s->rid = rid;
+	s->turn = turn && strcmp(kind, "user") == 0;
+}
+
+/* serve_ack - ACK {rid, id, key, dup} to the sender of s. */
+static void
+serve_ack(struct broker *b, const struct serve_send *s, uint64_t id, int dup)
+{
+	struct msg *a = msg_new(MSG_ACK);
+	const char *key;
+
+	msg_set_int(a, "rid", (int64_t)s->rid);
+	msg_set_int(a, "id", (int64_t)id);
+	if (msg_get_str(s->m, "key", &key, NULL) == 0)
+		msg_set_str(a, "key", key);
+	if (dup)
+		msg_set_bool(a, "dup", true);
+	serve_answer(b, &s->from, &a);
+}
+
+/* serve_wait_turn - a turn was asked for message id: wait for the view. */
+static void
+serve_wait_turn(
+    struct broker *b, const struct serve_send *s, uint64_t id, uint64_t now)
+{
+	struct broker_turn *t;
+
+	if (b->nturns == b->turns_cap) {
+		b->turns_cap = b->turns_cap ? 2 * b->turns_cap : 8;
+		b->turns =
+		    xreallocarray(b->turns, b->turns_cap, sizeof(*b->turns));
+	}
+	t = &b->turns[b->nturns++];
+	t->from = s->from;
+	t->rid = s->rid;
+	t->id = id;
+	t->deadline = now + b->cfg.memory.settle_ms;
+	plan_work_wait(b->plan, 1);
+	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
+}
+
+/* serve_logged - message id was logged: planner, event, turn. */
+static void
+serve_logged(struct broker *b, const struct serve_send *s, uint64_t id,
+    int built, const char *text, size_t len, uint64_t now)
+{
+	const char *kind = "user";
+	struct msg *ev;
+
+	(void)msg_get_str(s->m, "kind", &kind, NULL);
+	(void)compact_appended(
+	    b, id, built, (uint32_t)render_flat_size(text, len));
+	ev = msg_new(MSG_EVENT);
+	msg_set_str(ev, "ev", "message");
+	msg_set_int(ev, "id", (int64_t)id);
+	msg_set_str(ev, "kind", kind);
+	msg_set_strn(ev, "text", text, len);
+	broker_publish(b, &ev);
+	if (s->turn)
+		serve_wait_turn(b, s, id, now);
+}
+
+/* serve_flush_long - log one SEND too long for a page (rule 10). */
+static void
+serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
+{
+	struct store_msg_in in;
+	struct store_msg sm;
+	const char *kind = "user";
+	size_t count = 0, k;
+	uint64_t first, t0 = store_count(b->store);
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	(void)msg_get_str(s->m, "kind", &kind, NULL);
+	(void)store_kind_parse(kind, &in.kind);
+	(void)msg_get_str(s->m, "text", &in.text, &in.len);
+	if (msg_get_str(s->m, "key", &in.key, NULL) != 0)
+		in.key = NULL;
+	rc = store_append_long(b->store, &in, &first, &count);
+	if (rc != 0) {
+		broker_error(b, &s->from, s->rid, "store",
+		    "the message was not logged: %s", store_errmsg(b->store));
+		return;
+	}
+	serve_ack(b, s, first, first < t0);
+	if (first < t0)
+		return;
+	for (k = 0; k < count; k++) {
+		if (store_read(b->store, first + k, &sm) != 0) {
+			log_warnx("message %llu: cannot read it back: %s",
+			    (unsigned long long)(first + k),
+			    store_errmsg(b->store));
+			continue;
+		}
+		serve_logged(b, s, first + k, 0, sm.text, sm.len, now);
+		store_msg_free(&sm);
+	}
+}
+
+/* serve_flush_batch - log sends[0..n) (each within a page) together. */
+static void
+serve_flush_batch(
+    struct broker *b, struct serve_send *v, size_t n, uint64_t now)
+{
+	struct store_msg_in *in = xcalloc(n, sizeof(*in));
+	struct store_node_in *nodes = xcalloc(n, sizeof(*nodes));
+	char **leaf = xcalloc(n, sizeof(*leaf));
+	size_t *same = xcalloc(n, sizeof(*same)); /* index of the first */
+	size_t *slot = xcalloc(n, sizeof(*slot)); /* its place in in[] */
+	uint64_t *ids = xcalloc(n, sizeof(*ids)), t0;
+	size_t k, j, nin = 0, nnodes = 0, llen;
+	const char *kind;
+	int rc, built_ok = 1;
+
+	t0 = store_count(b->store);
+	for (k = 0; k < n; k++) {
+		kind = "user";
+		same[k] = k;
+		(void)msg_get_str(v[k].m, "kind", &kind, NULL);
+		memset(&in[nin], 0, sizeof(in[nin]));
+		(void)store_kind_parse(kind, &in[nin].kind);
+		(void)msg_get_str(v[k].m, "text", &in[nin].text, &in[nin].len);
+		if (msg_get_str(v[k].m, "key", &in[nin].key, NULL) != 0)
+			in[nin].key = NULL;
+		/* A key twice in one round: the second is the first's. */
+		for (j = 0; in[nin].key != NULL && j < k; j++) {
+			if (same[j] == j && in[slot[j]].key != NULL &&
+			    strcmp(in[slot[j]].key, in[nin].key) == 0) {
+				same[k] = j;
+				break;
+			}
+		}
+		if (same[k] == k)
+			slot[k] = nin++;
+	}
+	rc = store_append_batch(b->store, in, nin, ids);
+	if (rc != 0) {
+		log_warnx(
+		    "%zu messages not logged: %s", n, store_errmsg(b->store));
+		for (k = 0; k < n; k++)
+			broker_error(b, &v[k].from, v[k].rid, "store",
+			    "the message was not logged: %s",
+			    store_errmsg(b->store));
+		goto out;
+	}
+	/* The leaves that fit a node are nodes at once (rule 12). */
+	for (k = 0; k < n; k++) {
+		size_t s = slot[k];
+
+		if (same[k] != k || ids[s] < t0)
+			continue;
+		leaf[k] = compact_leaf_text(in[s].text, in[s].len, &llen);
+		if (leaf[k] == NULL)
+			continue;
+		nodes[nnodes].l = 0;
+		nodes[nnodes].i = ids[s];
+		nodes[nnodes].text = leaf[k];
+		nodes[nnodes].len = llen;
+		nodes[nnodes].size = (uint32_t)render_flat_size(leaf[k], llen);
+		nnodes++;
+	}
+	if (nnodes > 0 && store_node_put_batch(b->store, nodes, nnodes) != 0) {
+		/* They stay unbuilt; the compactor builds them later. */
+		log_warnx("leaf nodes not stored: %s", store_errmsg(b->store));
+		built_ok = 0;
+	}
+	for (k = 0; k < n; k++) {
+		uint64_t id = ids[slot[same[k]]];
+
+		serve_ack(b, &v[k], id, same[k] != k || id < t0);
+	}
+	for (k = 0; k < n; k++) {
+		size_t s = slot[k];
+
+		if (same[k] != k || ids[s] < t0)
+			continue;
+		serve_logged(b, &v[k], ids[s], leaf[k] != NULL && built_ok,
+		    in[s].text, in[s].len, now);
+	}
+out:
+	for (k = 0; k < n; k++)
+		free(leaf[k]);
+	free(leaf);
+	free(nodes);
+	free(in);
+	free(same);
+	free(slot);
+	free(ids);
+}
+
+/* serve_flush - log the SENDs of this round in one group commit. */
+void
+serve_flush(struct broker *b)
+{
+	uint64_t now = timer_now();
+	size_t k, start = 0;
+	size_t len;
+	const char *text;
+
+	if (b->nsends == 0)
+		return;
+	for (k = 0; k <= b->nsends; k++) {
+		len = 0;
+		if (k < b->nsends)
+			(void)msg_get_str(b->sends[k].m, "text", &text, &len);
+		if (k < b->nsends && len <= STORE_PAGE)
+			continue;
+		if (k > start)
+			serve_flush_batch(b, &b->sends[start], k - start, now);
+		if (k < b->nsends)
+			serve_flush_long(b, &b->sends[k], now);
+		start = k + 1;
+	}
+	for (k = 0; k < b->nsends; k++)
+		msg_destroy(&b->sends[k].m);
+	b->nsends = 0;
+	/* A failed node is tried again at the next message (rule 38). */
+	compact_retry(b);
+	compact_dispatch(b, now);
+	serve_turns(b, now);
+}
+
+/* serve_turns - answer waiting turns whose view settled or timed out. */
+void
+serve_turns(struct broker *b, uint64_t now)
+{
+	size_t k = 0;
+	int settled = plan_unbuilt(b->plan) == 0;
+
+	while (k < b->nturns) {
+		struct broker_turn *t = &b->turns[k];
+
+		if (!settled && now < t->deadline) {
+			k++;
+			continue;
+		}
+		broker_error(b, &t->from, t->rid, "no_model",
+		    "no model is configured for turns: message %llu was "
+		    "logged and %s; set turns.provider in "
+		    "$SHIRO_HOME/config.json to talk to a model",
+		    (unsigned long long)t->id,
+		    settled ? "summarized" : "will be summarized");
+		b->turns[k] = b->turns[--b->nturns];
+	}
+	if (b->nturns == 0)
+		plan_work_wait(b->plan, 0);
+}
+
+/* serve_status - fill doc with the status document. */
+void
+serve_status(struct broker *b, struct msg_val *doc)
+{
+	const struct plan_line *lines;
+	struct msg_val *v, *arr;
+	uint64_t size, now = timer_now();
+	size_t n, k;
+
+	msg_val_set_int(doc, "pid", getpid());
+	msg_val_set_int(doc, "version", MSG_VERSION);
+	msg_val_set_str(doc, "home", b->cfg.home);
+	msg_val_set_int(doc, "uptime_ms", (int64_t)(now - b->started_at));
+	msg_val_set_int(doc, "messages", (int64_t)plan_count(b->plan));
+	plan_view(b->plan, &lines, &n);
+	v = msg_val_set_map(doc, "view");
+	msg_val_set_int(v, "bytes", (int64_t)plan_view_size(b->plan));
+	msg_val_set_int(v, "lines", (int64_t)n);
+	msg_val_set_int(v, "ceiling", (int64_t)b->cfg.memory.ceiling);
+	msg_val_set_int(v, "floor", (int64_t)b->cfg.memory.floor);
+	msg_val_set_bool(v, "shrinking", plan_shrinking(b->plan) != 0);
+	plan_cview(b->plan, &lines, &n, &size);
+	v = msg_val_set_map(doc, "cview");
+	msg_val_set_int(v, "bytes", (int64_t)size);
+	msg_val_set_int(v, "lines", (int64_t)n);
+	msg_val_set_int(v, "ceiling", (int64_t)b->cfg.memory.cceiling);
+	msg_val_set_int(v, "floor", (int64_t)b->cfg.memory.cfloor);
+	msg_val_set_int(doc, "unbuilt", (int64_t)plan_unbuilt(b->plan));
+	msg_val_set_int(
+	    doc, "in_flight", (int64_t)(b->njobs - compact_waiting(b)));
+	v = msg_val_set_map(doc, "queues");
+	msg_val_set_int(v, "running", (int64_t)plan_work_running(b->plan));
+	msg_val_set_int(v, "waiting_for_worker", (int64_t)compact_waiting(b));
+	msg_val_set_int(v, "turns_waiting", (int64_t)b->nturns);
+	v = msg_val_set_map(doc, "failures");
+	msg_val_set_int(v, "total", (int64_t)b->failures_total);
+	msg_val_set_int(v, "nodes", (int64_t)b->nfailed);
+	msg_val_set_int(v, "cut", (int64_t)b->nodes_cut);
+	msg_val_set_int(doc, "jobs_done", (int64_t)b->jobs_done);
+	arr = msg_val_set_arr(doc, "workers");
+	for (k = 0; k < b->pool.n; k++) {
+		const struct pool_worker *w = &b->pool.w[k];
+
+		v = msg_val_add_map(arr);
+		msg_val_set_int(v, "slot", w->idx);
+		msg_val_set_str(v, "role", config_role_name(w->role));
+		if (w->provider != NULL)
+			msg_val_set_str(v, "provider", w->provider);
+		else
+			msg_val_set_nil(v, "provider");
+		msg_val_set_str(v, "state", pool_state_name(w->state));
+		msg_val_set_int(v, "pid", w->pid);
+		msg_val_set_int(v, "starts", w->starts);
+		msg_val_set_int(v, "jobs", w->jobs_done);
+	}
+	v = msg_val_set_map(doc, "clients");
+	msg_val_set_int(v, "attached", (int64_t)clients_attached(&b->clients));
+	msg_val_set_int(v, "known", (int64_t)b->clients.n);
+	msg_val_set_int(v, "refused", (int64_t)b->n_refused);
+	msg_val_set_int(v, "bad", (int64_t)b->n_bad);
+	msg_val_set_int(doc, "seq", (int64_t)b->clients.seq);
+	v = msg_val_set_map(doc, "turns");
+	if (b->cfg.turn_provider != NULL)
+		msg_val_set_str(v, "provider", b->cfg.turn_provider);
+	else
+		msg_val_set_nil(v, "provider");
+	msg_val_set_str(v, "compaction_provider", b->cfg.memory.provider);
+}
+
+/* serve_node_text - node (l, i)'s text flattened into out; 0 if built. */
+static int
+serve_node_text(struct broker *b, unsigned l, uint64_t i, struct buf *out)
+{
+	struct store_node nd;
+
+	if (store_node_get(b->store, l, i, &nd) != 0)
+		return -SHIRO_ERR_NOENT;
+	render_flatten(out, nd.text, nd.len);
+	free(nd.text);
+	return 0;
+}
+
+/* serve_memory - MEMORY: the status and every view line. */
+static void
+serve_memory(struct broker *b, struct msg_val *doc)
+{
+	const struct plan_line *lines;
+	struct msg_val *arr, *v;
+	struct buf t = BUF_INIT;
+	size_t n, k;
+
+	serve_status(b, msg_val_set_map(doc, "status"));
+	plan_view(b->plan, &lines, &n);
+	arr = msg_val_set_arr(doc, "lines");
+	for (k = 0; k < n; k++) {
+		v = msg_val_add_map(arr);
+		msg_val_set_int(v, "id", (int64_t)(lines[k].i << lines[k].l));
+		msg_val_set_int(v, "n", (int64_t)(1ULL << lines[k].l));
+		msg_val_set_bool(v, "built", lines[k].built != 0);
+		msg_val_set_int(
+		    v, "size", (int64_t)plan_line_size(b->plan, &lines[k]));
+		buf_reset(&t);
+		if (!lines[k].built ||
+		    serve_node_text(b, lines[k].l, lines[k].i, &t) != 0)
+			buf_adds(&t, RENDER_PLACEHOLDER);
+		msg_val_set_strn(v, "text", t.data, t.len);
+	}
+	buf_free(&t);
+}
+
+/* serve_zoom_part - one part of a zoom: a message or a node. */
+static void
+serve_zoom_part(struct broker *b, struct msg_val *v, unsigned l, uint64_t i)
+{
+	struct store_msg sm;
+	struct buf t = BUF_INIT;
+	char date[64];
+
+	msg_val_set_int(v, "id", (int64_t)(i << l));
+	msg_val_set_int(v, "n", (int64_t)(1ULL << l));
+	if (l == 0 && store_read(b->store, i, &sm) == 0) {
+		msg_val_set_str(v, "kind", store_kind_name(sm.kind));
+		msg_val_set_strn(v, "text", sm.text, sm.len);
+		if (store_date(b->store, i, date, sizeof(date)) == 0)
+			msg_val_set_str(v, "date", date);
+		msg_val_set_bool(v, "built", plan_is_built(b->plan, 0, i));
+		store_msg_free(&sm);
+		return;
+	}
+	if (serve_node_text(b, l, i, &t) == 0) {
+		msg_val_set_bool(v, "built", true);
+		msg_val_set_strn(v, "text", t.data, t.len);
+	} else {
+		msg_val_set_bool(v, "built", false);
+		msg_val_set_nil(v, "text");
+	}
+	buf_free(&t);
+}
+
+/* serve_zoom - ZOOM id n: the node and its two halves, or the message. */
+static void
+serve_zoom(struct broker *b, const struct msg_ident *from, const struct msg *m,
+    uint64_t rid)
+{
+	struct msg *r;
+	struct msg_val *doc, *arr;
+	uint64_t id = 0, n = 0, T = plan_count(b->plan);
+	unsigned l = 0, k;
+
+	(void)msg_get_uint(m, "id", &id);
+	(void)msg_get_uint(m, "n", &n);
+	if (n == 0 || (n & (n - 1)) != 0 || id % n != 0) {
+		broker_error(b, from, rid, "zoom",
+		    "zoom %llu %llu: n must be a power of 2 and id a multiple "
+		    "of n",
+		    (unsigned long long)id, (unsigned long long)n);
+		return;
+	}
+	while ((1ULL << l) < n)
+		l++;
+	if (id >= T || n > T - id) {
+		broker_error(b, from, rid, "zoom",
+		    "zoom %llu %llu: the chat has %llu messages",
+		    (unsigned long long)id, (unsigned long long)n,
+		    (unsigned long long)T);
+		return;
+	}
+	r = serve_reply(rid, &doc);
+	serve_zoom_part(b, msg_val_set_map(doc, "node"), l, id >> l);
+	if (l > 0) {
+		arr = msg_val_set_arr(doc, "parts");
+		for (k = 0; k < 2; k++)
+			serve_zoom_part(b, msg_val_add_map(arr), l - 1,
+			    (id >> (l - 1)) + k);
+	}
+	serve_answer(b, from, &r);
+}
+
+/* serve_log - LOG [tail]: the last messages, oldest first. */
+static void
+serve_log(struct broker *b, const struct msg *m, struct msg_val *doc)
+{
+	uint64_t tail = 20, T = store_count(b->store), first, id;
+	struct store_msg sm;
+	struct msg_val *arr, *v;
+	size_t bytes = 0;
+	char date[64];
+	int truncated = 0;
+
+	(void)msg_get_uint(m, "tail", &tail);
+	if (tail > SERVE_LOG_MAX)
+		tail = SERVE_LOG_MAX;
+	first = T > tail ? T - tail : 0;
+	msg_val_set_int(doc, "messages", (int64_t)T);
+	arr = msg_val_set_arr(doc, "log");
+	for (id = first; id < T; id++) {
+		if (store_read(b->store, id, &sm) != 0)
+			continue;
+		if (bytes + sm.len > SERVE_LOG_BYTES) {
+			store_msg_free(&sm);
+			truncated = 1;
+			break;
+		}
+		bytes += sm.len;
+		v = msg_val_add_map(arr);
+		msg_val_set_int(v, "id", (int64_t)id);
+		msg_val_set_str(v, "kind", store_kind_name(sm.kind));
+		if (store_date(b->store, id, date, sizeof(date)) == 0)
+			msg_val_set_str(v, "date", date);
+		msg_val_set_strn(v, "text", sm.text, sm.len);
+		store_msg_free(&sm);
+	}
+	msg_val_set_bool(doc, "truncated", truncated != 0);
+}
+
+/* serve_client - handle one message from a client (takes *mp). */
+void
+serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
+{
+	struct msg *m = *mp, *r;
+	struct msg_val *doc;
+	struct clients_client *cl;
+	uint64_t rid = 0;
+	enum msg_type t = msg_type(m);
+
+	(void)msg_get_uint(m, "rid", &rid);
+	cl = clients_find(&b->clients, from);
+	if (t != MSG_SEND)
+		serve_flush(b);
+	switch (t) {
+	case MSG_HELLO:
+		serve_hello(b, cl, from, m, rid);
+		break;
+	case MSG_SEND:
+		if (b->stopping) {
+			broker_error(b, from, rid, "stopping",
+			    "shirod is stopping; the message was not logged");
+			break;
+		}
+		serve_queue_send(b, from, mp, rid);
+		break;
+	case MSG_STATUS:
+		r = serve_reply(rid, &doc);
+		serve_status(b, doc);
+		serve_answer(b, from, &r);
+		break;
+	case MSG_MEMORY:
+		r = serve_reply(rid, &doc);
+		serve_memory(b, doc);
+		serve_answer(b, from, &r);
+		break;
+	case MSG_ZOOM:
+		serve_zoom(b, from, m, rid);
+		break;
+	case MSG_LOG:
+		r = serve_reply(rid, &doc);
+		serve_log(b, m, doc);
+		serve_answer(b, from, &r);
+		break;
+	case MSG_STOP:
+		r = serve_reply(rid, &doc);
+		msg_val_set_bool(doc, "stopping", true);
+		msg_val_set_int(doc, "pid", getpid());
+		serve_answer(b, from, &r);
+		log_info("stop asked by a client");
+		b->stopping = 1;
+		break;
+	case MSG_PING:
+		r = msg_new(MSG_PONG);
+		msg_set_int(r, "rid", (int64_t)rid);
+		msg_set_int(r, "seq", (int64_t)b->clients.seq);
+		serve_answer(b, from, &r);
+		break;
+	case MSG_BYE:
+		if (cl != NULL)
+			clients_drop(&b->clients, cl);
+		break;
+	default:
+		b->n_bad++;
+		broker_error(b, from, rid, "type", "a client may not send %s",
+		    msg_type_name(t));
+		break;
+	}
+	msg_destroy(mp);
+}

@@ -1,0 +1,258 @@
+/*
+ * shirod - the daemon that owns one chat home: the store, the planner,
+ * the workers and the attached clients.  main() only reads the command
+ * line and the settings, detaches when asked, and hands over to the
+ * broker (broker/broker.c), as Postfix's programs hand a service to their
+ * skeleton.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+
+#include "broker.h"
+#include "shirod.h"
+
+/* shirod_usage - the help text, to f. */
+static void
+shirod_usage(FILE *f)
+{
+	fputs("usage: shirod [--home DIR] [--daemon] [--check-config] "
+	      "[--trace FILE]\n"
+	      "\n"
+	      "Runs the daemon of one shiro chat home ($SHIRO_HOME, default "
+	      "~/.shiro).\n"
+	      "Normally `shiro` starts it for you.\n"
+	      "\n"
+	      "  --home DIR      the chat home (created with mode 0700)\n"
+	      "  --daemon        detach; log to HOME/shirod.log; the first\n"
+	      "                  process exits once the daemon serves (0),\n"
+	      "                  or with the daemon's exit code\n"
+	      "  --check-config  read HOME/config.json, report, exit\n"
+	      "  --trace FILE    write the planner's events to FILE, in\n"
+	      "                  the language of build/shiro-plan (tests)\n"
+	      "\n"
+	      "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
+	      "config.json,\n"
+	      "3 another shirod already serves this home, 64 bad usage.\n",
+	    f);
+}
+
+/* shirod_home - the absolute home directory (made if missing); malloc'd. */
+static char *
+shirod_home(const char *arg, char *msg, size_t msglen)
+{
+	char *home, real[PATH_MAX];
+	const char *h;
+
+	if (arg != NULL) {
+		home = xstrdup(arg);
+	} else if ((h = getenv("SHIRO_HOME")) != NULL && *h != '\0') {
+		home = xstrdup(h);
+	} else if ((h = getenv("HOME")) != NULL && *h != '\0') {
+		home = xasprintf("%s/.shiro", h);
+	} else {
+		snprintf(msg, msglen, "no home: set SHIRO_HOME or HOME");
+		return NULL;
+	}
+	if (mkdir(home, 0700) != 0 && errno != EEXIST) {
+		snprintf(
+		    msg, msglen, "cannot make %s: %s", home, strerror(errno));
+		free(home);
+		return NULL;
+	}
+	if (realpath(home, real) == NULL) {
+		snprintf(msg, msglen, "%s: %s", home, strerror(errno));
+		free(home);
+		return NULL;
+	}
+	free(home);
+	return xstrdup(real);
+}
+
+/* shirod_bindir - the directory of this program (workers live there). */
+static char *
+shirod_bindir(const char *argv0)
+{
+	char path[PATH_MAX];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+	if (n <= 0) {
+		snprintf(path, sizeof(path), "%s", argv0);
+		n = (ssize_t)strlen(path);
+	}
+	path[n] = '\0';
+	return xstrdup(dirname(path));
+}
+
+/*
+ * shirod_detach - fork; the parent waits on a pipe for the child's start
+ * result (one byte, then a message) and exits with it.  The child starts
+ * a new session and sends its output to HOME/shirod.log.  Returns the
+ * pipe's write end in the child.
+ */
+static int
+shirod_detach(const char *home)
+{
+	char buf[1024], *logpath;
+	int p[2], fd;
+	ssize_t n;
+	pid_t pid;
+
+	if (pipe2(p, O_CLOEXEC) != 0)
+		fatal("pipe");
+	pid = fork();
+	if (pid < 0)
+		fatal("fork");
+	if (pid > 0) {
+		close(p[1]);
+		n = read(p[0], buf, sizeof(buf) - 1);
+		if (n <= 0) {
+			fprintf(stderr,
+			    "shirod: the daemon died while "
+			    "starting; see %s/shirod.log\n",
+			    home);
+			exit(BROKER_EXIT_ERROR);
+		}
+		buf[n] = '\0';
+		if (buf[0] != 0 && n > 1)
+			fprintf(stderr, "shirod: %s\n", buf + 1);
+		exit((unsigned char)buf[0]);
+	}
+	close(p[0]);
+	setsid();
+	logpath = xasprintf("%s/shirod.log", home);
+	fd = open(logpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+	free(logpath);
+	if (fd >= 0) {
+		dup2(fd, STDOUT_FILENO);
+		dup2(fd, STDERR_FILENO);
+		close(fd);
+	}
+	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		dup2(fd, STDIN_FILENO);
+		close(fd);
+	}
+	if (chdir("/") != 0)
+		log_warn("chdir /");
+	return p[1];
+}
+
+/* shirod_report - tell the waiting parent (if any) how start-up went. */
+static void
+shirod_report(int fd, int code, const char *msg)
+{
+	char buf[1024];
+	size_t n;
+
+	if (fd < 0)
+		return;
+	buf[0] = (char)code;
+	n = (size_t)snprintf(buf + 1, sizeof(buf) - 1, "%s", msg);
+	if (n > sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	(void)write(fd, buf, n + 1);
+	close(fd);
+}
+
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+	    {"home", required_argument, NULL, 'H'},
+	    {"daemon", no_argument, NULL, 'd'},
+	    {"check-config", no_argument, NULL, 'c'},
+	    {"trace", required_argument, NULL, 't'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct shirod_opts o;
+	struct broker b;
+	char msg[1024], *home, *err = NULL;
+	int ch, rc, report = -1;
+
+	log_init("shirod", LOG_LEVEL_INFO);
+	memset(&o, 0, sizeof(o));
+	while ((ch = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		switch (ch) {
+		case 'H':
+			o.home = optarg;
+			break;
+		case 'd':
+			o.daemon = 1;
+			break;
+		case 'c':
+			o.check_config = 1;
+			break;
+		case 't':
+			o.trace = optarg;
+			break;
+		case 'h':
+			shirod_usage(stdout);
+			return 0;
+		default:
+			shirod_usage(stderr);
+			return BROKER_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		shirod_usage(stderr);
+		return BROKER_EXIT_USAGE;
+	}
+	msg[0] = '\0';
+	home = shirod_home(o.home, msg, sizeof(msg));
+	if (home == NULL) {
+		fprintf(stderr, "shirod: %s\n", msg);
+		return BROKER_EXIT_ERROR;
+	}
+	memset(&b, 0, sizeof(b));
+	b.sigfd = -1;
+	rc = config_load(home, &b.cfg, &err);
+	if (rc != 0) {
+		fprintf(stderr, "shirod: %s/config.json: %s\n", home,
+		    err ? err : "cannot be read");
+		free(err);
+		free(home);
+		return BROKER_EXIT_CONFIG;
+	}
+	if (o.check_config) {
+		printf("shirod: %s/config.json is valid\n", home);
+		config_free(&b.cfg);
+		free(home);
+		return 0;
+	}
+	b.bindir = shirod_bindir(argv[0]);
+	if (o.daemon)
+		report = shirod_detach(home);
+	rc = broker_open(&b, &o, msg, sizeof(msg));
+	if (rc != BROKER_EXIT_OK) {
+		if (report < 0)
+			fprintf(stderr, "shirod: %s\n", msg);
+		else if (rc == BROKER_EXIT_RUNNING)
+			log_info("%s", msg);
+		else
+			log_warnx("%s", msg);
+		shirod_report(report, rc, msg);
+		broker_close(&b);
+		free(home);
+		return rc;
+	}
+	shirod_report(report, 0, "");
+	rc = broker_run(&b);
+	log_info("stopped");
+	broker_close(&b);
+	free(home);
+	return rc;
+}
