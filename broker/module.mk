@@ -12,6 +12,12 @@ BINS += $(BUILD)/shiro-plan
 $(BUILD)/shiro-plan: $(BUILD)/broker/shiro-plan.o $(PLAN_LIB) $(UTIL_LIB)
 	$(link)
 
+TESTS += $(BUILD)/tests/test_plan
+OBJS += $(BUILD)/tests/test_plan.o
+$(BUILD)/tests/test_plan: $(BUILD)/tests/test_plan.o $(HARNESS_OBJ) \
+    $(PLAN_LIB) $(UTIL_LIB)
+	$(link)
+
 BENCHES += $(BUILD)/tests/bench_plan
 OBJS += $(BUILD)/tests/bench_plan.o
 $(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
