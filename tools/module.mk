@@ -1,0 +1,41 @@
+# tools/: the catalogue of tools the model may call, the permission
+# engine and the guard.
+
+TOOLS_SRCS := tools/tool.c tools/text.c tools/ws.c tools/match.c \
+	tools/walk.c tools/shwords.c tools/perm.c \
+	tools/read_file.c tools/read_many_files.c tools/write_file.c \
+	tools/edit_file.c tools/multi_edit.c tools/apply_patch.c \
+	tools/move_file.c tools/delete_file.c tools/list_dir.c tools/glob.c \
+	tools/grep.c tools/bash.c
+TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(BUILD)/%.o)
+OBJS += $(TOOLS_OBJS)
+
+$(TOOLS_LIB): $(TOOLS_OBJS)
+
+# Every program that links the catalogue: the jail (for bash), jansson.
+TOOLS_LINK := $(TOOLS_LIB) $(SANDBOX_LIB) $(UTIL_LIB)
+TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP)
+
+TOOLS_TESTS := test_tools test_tools_escape test_tools_atomic test_perm \
+	test_tools_bash
+TESTS += $(TOOLS_TESTS:%=$(BUILD)/tests/%)
+OBJS += $(TOOLS_TESTS:%=$(BUILD)/tests/%.o)
+
+$(foreach t,$(TOOLS_TESTS),$(eval $(BUILD)/tests/$(t): \
+	$(BUILD)/tests/$(t).o $(HARNESS_OBJ) $(TOOLS_LINK)))
+$(TOOLS_TESTS:%=$(BUILD)/tests/%): LDLIBS += $(TOOLS_LDLIBS) -lpthread
+$(TOOLS_TESTS:%=$(BUILD)/tests/%):
+	$(link)
+
+SCRIPT_TESTS += tests/tools_once.sh
+
+# The worker programs that run the catalogue live in workers/tool/ and
+# workers/fs/; their rules are here because the top Makefile includes
+# only one level of module.mk.
+TOOL_WORKER_OBJS := $(BUILD)/workers/tool/main.o $(BUILD)/workers/tool/once.o
+OBJS += $(TOOL_WORKER_OBJS)
+BINS += $(BUILD)/shiro-tool-worker
+$(BUILD)/shiro-tool-worker: $(TOOL_WORKER_OBJS) $(TOOLS_LINK)
+$(BUILD)/shiro-tool-worker: LDLIBS += $(TOOLS_LDLIBS)
+$(BUILD)/shiro-tool-worker:
+	$(link)

@@ -1,0 +1,150 @@
+/*
+ * once.c - the standalone mode of the tool worker:
+ *
+ *	shiro-tool-worker --once NAME JSON [--workspace DIR]
+ *
+ * runs one catalogue tool (a file tool or bash, which still runs in the
+ * jail) and prints its result document as one line of JSON.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tools/tool.h"
+#include "workers/tool/once.h"
+
+static volatile sig_atomic_t once_cancel;
+
+/* once_on_signal - an interrupt cancels the running tool. */
+static void
+once_on_signal(int sig)
+{
+	(void)sig;
+	once_cancel = 1;
+}
+
+/* once_usage - print the usage to f. */
+void
+once_usage(FILE *f)
+{
+	fputs(
+	    "usage: shiro-tool-worker --once NAME JSON [--workspace DIR]\n"
+	    "       shiro-tool-worker --list\n"
+	    "\n"
+	    "Runs one tool of the catalogue without a model and prints its\n"
+	    "result as one line of JSON ({\"ok\": true, ...} or {\"ok\": "
+	    "false,\n"
+	    "\"error\": \"...\"}).  File tools work beneath the workspace "
+	    "(default:\n"
+	    "the current directory); bash runs in the tool jail.  --list "
+	    "prints\n"
+	    "every tool with its argument schema.  The permission rules "
+	    "are not\n"
+	    "applied: this is a person's command.\n"
+	    "\n"
+	    "Exit status: 0 the tool ran (even if its result is an error),\n"
+	    "2 bad usage (unknown option or tool, JSON that does not parse),\n"
+	    "3 the workspace cannot be opened.\n",
+	    f);
+}
+
+/* once_main - run the standalone mode on argv; returns the exit status. */
+int
+once_main(int argc, char **argv)
+{
+	const char *name = NULL, *json = NULL, *ws = ".";
+	struct tool_ctx ctx;
+	struct sigaction sa;
+	json_error_t jerr;
+	json_t *args = NULL, *result = NULL;
+	char real[PATH_MAX];
+	int i, fd = -1, rc = 0, list = 0;
+	char *text;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--once") == 0 && i + 2 < argc &&
+		    name == NULL) {
+			name = argv[++i];
+			json = argv[++i];
+		} else if (strcmp(argv[i], "--workspace") == 0 &&
+		    i + 1 < argc) {
+			ws = argv[++i];
+		} else if (strcmp(argv[i], "--list") == 0) {
+			list = 1;
+		} else if (strcmp(argv[i], "--help") == 0 ||
+		    strcmp(argv[i], "-h") == 0) {
+			once_usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr,
+			    "shiro-tool-worker: unexpected argument "
+			    "\"%s\"\n",
+			    argv[i]);
+			once_usage(stderr);
+			return ONCE_EXIT_USAGE;
+		}
+	}
+	if (list) {
+		json_t *s = tool_schemas();
+		text = json_dumps(s, JSON_INDENT(2));
+		puts(text);
+		free(text);
+		json_decref(s);
+		return 0;
+	}
+	if (name == NULL) {
+		once_usage(stderr);
+		return ONCE_EXIT_USAGE;
+	}
+	if (tool_find(name) == NULL) {
+		fprintf(stderr,
+		    "shiro-tool-worker: no tool named \"%s\" (try "
+		    "--list)\n",
+		    name);
+		return ONCE_EXIT_USAGE;
+	}
+	args = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
+	if (!json_is_object(args)) {
+		fprintf(stderr,
+		    "shiro-tool-worker: the arguments must be a "
+		    "JSON object: %s\n",
+		    args ? "not an object" : jerr.text);
+		rc = ONCE_EXIT_USAGE;
+		goto out;
+	}
+	fd = open(ws, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0 || realpath(ws, real) == NULL) {
+		fprintf(stderr, "shiro-tool-worker: workspace %s: %s\n", ws,
+		    strerror(errno));
+		rc = ONCE_EXIT_WORKSPACE;
+		goto out;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = once_on_signal;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.wsfd = fd;
+	ctx.wspath = real;
+	ctx.may_exec = 1;
+	ctx.cancel = &once_cancel;
+	if (tool_call(name, args, &ctx, &result) < 0 || result == NULL) {
+		fprintf(stderr, "shiro-tool-worker: the tool could not run\n");
+		rc = ONCE_EXIT_WORKSPACE;
+		goto out;
+	}
+	text = json_dumps(result, JSON_COMPACT);
+	puts(text);
+	free(text);
+out:
+	if (fd >= 0)
+		close(fd);
+	json_decref(args);
+	json_decref(result);
+	return rc;
+}
