@@ -16,8 +16,7 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 TOOLS_LINK := $(TOOLS_LIB) $(SANDBOX_LIB) $(UTIL_LIB)
 TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP)
 
-TOOLS_TESTS := test_tools test_tools_escape test_tools_atomic test_perm \
-	test_tools_bash
+TOOLS_TESTS :=
 TESTS += $(TOOLS_TESTS:%=$(BUILD)/tests/%)
 OBJS += $(TOOLS_TESTS:%=$(BUILD)/tests/%.o)
 
@@ -27,7 +26,7 @@ $(TOOLS_TESTS:%=$(BUILD)/tests/%): LDLIBS += $(TOOLS_LDLIBS) -lpthread
 $(TOOLS_TESTS:%=$(BUILD)/tests/%):
 	$(link)
 
-SCRIPT_TESTS += tests/tools_once.sh
+
 
 # The worker programs that run the catalogue live in workers/tool/ and
 # workers/fs/; their rules are here because the top Makefile includes
