@@ -276,20 +276,24 @@ struct store_node {
 	unsigned l;
 	uint64_t i;
 	char *text; /* NUL-terminated */
-	uint32_t size; /* bytes of text */
+	size_t len; /* bytes of text */
+	uint32_t size; /* line size, as given to store_node_put */
 	int64_t date_ms;
 };
 
 /*
  * store_node_put - store node (l, i) with text (at most STORE_NODE_MAX
- * bytes of valid UTF-8) and date_ms (0: now), durably (one LMDB commit).
- * A node is written once: an existing node gives -SHIRO_ERR_EXIST and
- * changes nothing.  The node must be complete ((i+1) << l <= count) and
- * for l > 0 both children must exist, else -SHIRO_ERR_INVAL.  Returns
- * -SHIRO_ERR_TOOBIG.
+ * bytes of valid UTF-8), its line size as the planner counts it
+ * (render_flat_size() of the text: the store keeps it so the planner can
+ * be rebuilt without reading any text; fsck checks it) and date_ms (0:
+ * now), durably (one LMDB commit).  A node is written once: an existing
+ * node gives -SHIRO_ERR_EXIST and changes nothing.  The node must be
+ * complete ((i+1) << l <= count) and for l > 0 both children must exist,
+ * else -SHIRO_ERR_INVAL.  Returns -SHIRO_ERR_TOOBIG (text too long or
+ * size > len).
  */
 int store_node_put(struct store *s, unsigned l, uint64_t i, const char *text,
-    size_t len, int64_t date_ms);
+    size_t len, uint32_t size, int64_t date_ms);
 
 /* A node to put in a batch. */
 struct store_node_in {
@@ -297,6 +301,7 @@ struct store_node_in {
 	uint64_t i;
 	const char *text;
 	size_t len;
+	uint32_t size; /* line size, as for store_node_put */
 	int64_t date_ms;
 };
 
@@ -313,18 +318,32 @@ int store_node_put_batch(
 int store_node_get(
     struct store *s, unsigned l, uint64_t i, struct store_node *out);
 
-/* store_node_size - node (l, i)'s size without copying its text.
+/* store_node_size - node (l, i)'s line size, from a small table of sizes
+ * (no text page is read).
  * Returns -SHIRO_ERR_NOENT when it is not built. */
 int store_node_size(struct store *s, unsigned l, uint64_t i, uint32_t *sizep);
 
 /*
- * store_node_iter - call fn(arg, l, i, size) for every built node, in
- * (l, i) order.  Reads the node records (and so their pages); the fold
- * uses store_node_size on the few nodes it needs instead.  fn returns
- * non-zero to stop, which is returned.
+ * store_node_iter - call fn(arg, l, i, size) for every built node of
+ * level l from index i on, in order of i, from the table of sizes (no
+ * text is read).  fn returns non-zero to stop, which is returned.
  */
-int store_node_iter(struct store *s,
+int store_node_iter(struct store *s, unsigned l, uint64_t i,
     int (*fn)(void *arg, unsigned l, uint64_t i, uint32_t size), void *arg);
+
+/*
+ * A cursor over the sizes of one level's nodes, in order of i, for a
+ * fold that walks all levels side by side.  Opened with
+ * store_node_cursor_open (a read transaction held until _close, so keep
+ * it short), advanced with _next which returns -SHIRO_ERR_NOENT at the
+ * end.
+ */
+struct store_node_cursor;
+int store_node_cursor_open(
+    struct store *s, unsigned l, struct store_node_cursor **cp);
+int store_node_cursor_next(
+    struct store_node_cursor *c, uint64_t *ip, uint32_t *sizep);
+void store_node_cursor_close(struct store_node_cursor **cp);
 
 /* ---- Merge records (D1, F1) ---- */
 

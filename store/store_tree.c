@@ -1,0 +1,551 @@
+/*
+ * store_tree.c - tree nodes and merge records in LMDB.
+ *
+ * nodes:    (l, i) -> size u32, date i64, text (written once)
+ * nodesize: (l, i) -> size u32 (the small table the fold walks)
+ * merges:   seq u64 -> t u64, open u8, n u32, then n times (l u8, i u64)
+ * All keys and numbers are big-endian, so keys sort numerically.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <lmdb.h>
+
+#include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/utf8.h"
+#include "proto/xmalloc.h"
+#include "store_int.h"
+
+#define STORE_TREE_NODE_HDR 12 /* size 4, date 8 */
+#define STORE_TREE_BATCH_HDR 13 /* t 8, open 1, n 4 */
+#define STORE_TREE_MERGE 9 /* l 1, i 8 */
+
+/* A batch of node puts, for the write transaction. */
+struct store_tree_put {
+	const struct store_node_in *v;
+	size_t n;
+	int64_t now;
+};
+
+/* store_tree_has - whether (l, i) is in the nodesize table. */
+static int
+store_tree_has(struct store *s, MDB_txn *txn, unsigned l, uint64_t i)
+{
+	unsigned char kb[STORE_NODE_KEY];
+	MDB_val k = {sizeof(kb), kb}, v;
+
+	store_node_key(kb, l, i);
+	return mdb_get(txn, s->db_nsize, &k, &v) == 0;
+}
+
+/* store_tree_complete - whether all 2^l messages of (l, i) exist. */
+static int
+store_tree_complete(const struct store *s, unsigned l, uint64_t i)
+{
+	if (l > STORE_LEVEL_MAX || i > (UINT64_MAX >> l) - 1)
+		return 0;
+	return ((i + 1) << l) <= s->count;
+}
+
+/* store_tree_put_fn - check and write each node of the batch. */
+static int
+store_tree_put_fn(struct store *s, MDB_txn *txn, void *arg)
+{
+	struct store_tree_put *p = arg;
+	unsigned char kb[STORE_NODE_KEY], sb[4], *val;
+	MDB_val k = {sizeof(kb), kb}, v;
+	size_t j;
+	int rc;
+
+	for (j = 0; j < p->n; j++) {
+		const struct store_node_in *nd = &p->v[j];
+
+		if (store_tree_has(s, txn, nd->l, nd->i))
+			return store_fail(s, -SHIRO_ERR_EXIST,
+			    "node (%u, %llu) is already built", nd->l,
+			    (unsigned long long)nd->i);
+		if (nd->l > 0 &&
+		    (!store_tree_has(s, txn, nd->l - 1, 2 * nd->i) ||
+			!store_tree_has(s, txn, nd->l - 1, 2 * nd->i + 1)))
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "node (%u, %llu): a child is not built", nd->l,
+			    (unsigned long long)nd->i);
+		store_node_key(kb, nd->l, nd->i);
+		val = xmalloc(STORE_TREE_NODE_HDR + nd->len);
+		store_be32(val, nd->size);
+		store_be64(val + 4,
+		    (uint64_t)(nd->date_ms != 0 ? nd->date_ms : p->now));
+		memcpy(val + STORE_TREE_NODE_HDR, nd->text, nd->len);
+		v.mv_size = STORE_TREE_NODE_HDR + nd->len;
+		v.mv_data = val;
+		rc = mdb_put(txn, s->db_nodes, &k, &v, MDB_NOOVERWRITE);
+		free(val);
+		if (rc == 0) {
+			store_be32(sb, nd->size);
+			v.mv_size = 4;
+			v.mv_data = sb;
+			rc = mdb_put(txn, s->db_nsize, &k, &v, MDB_NOOVERWRITE);
+		}
+		if (rc == MDB_MAP_FULL)
+			return -SHIRO_ERR_AGAIN;
+		if (rc != 0)
+			return store_fail(s, store_db_err(rc), "node put: %s",
+			    mdb_strerror(rc));
+	}
+	return 0;
+}
+
+/* store_node_put_batch - see store.h. */
+int
+store_node_put_batch(struct store *s, const struct store_node_in *v, size_t n)
+{
+	struct store_tree_put p;
+	size_t j;
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0)
+		return ret;
+	for (j = 0; j < n; j++) {
+		if (v[j].len > STORE_NODE_MAX || v[j].size > v[j].len ||
+		    (v[j].len > 0 && v[j].text == NULL))
+			return store_fail(s, -SHIRO_ERR_TOOBIG,
+			    "node (%u, %llu): %zu bytes of text, size %u",
+			    v[j].l, (unsigned long long)v[j].i, v[j].len,
+			    v[j].size);
+		if (!utf8_valid(v[j].text, v[j].len) || v[j].date_ms < 0)
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "node (%u, %llu): text is not UTF-8", v[j].l,
+			    (unsigned long long)v[j].i);
+		if (!store_tree_complete(s, v[j].l, v[j].i))
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "node (%u, %llu) covers messages not logged yet",
+			    v[j].l, (unsigned long long)v[j].i);
+	}
+	p.v = v;
+	p.n = n;
+	p.now = store_log_now_ms();
+	return store_db_write(s, store_tree_put_fn, &p);
+}
+
+/* store_node_put - one node, one commit. */
+int
+store_node_put(struct store *s, unsigned l, uint64_t i, const char *text,
+    size_t len, uint32_t size, int64_t date_ms)
+{
+	struct store_node_in nd;
+
+	nd.l = l;
+	nd.i = i;
+	nd.text = text;
+	nd.len = len;
+	nd.size = size;
+	nd.date_ms = date_ms;
+	return store_node_put_batch(s, &nd, 1);
+}
+
+/* store_node_get - a copy of node (l, i). */
+int
+store_node_get(struct store *s, unsigned l, uint64_t i, struct store_node *out)
+{
+	unsigned char kb[STORE_NODE_KEY];
+	MDB_val k = {sizeof(kb), kb}, v;
+	MDB_txn *txn;
+	const unsigned char *p;
+	int rc, ret;
+
+	memset(out, 0, sizeof(*out));
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	if (l > STORE_LEVEL_MAX)
+		return store_fail(s, -SHIRO_ERR_INVAL, "bad level %u", l);
+	if ((ret = store_db_read(s, &txn)) != 0)
+		return ret;
+	store_node_key(kb, l, i);
+	rc = mdb_get(txn, s->db_nodes, &k, &v);
+	if (rc == 0 &&
+	    (v.mv_size < STORE_TREE_NODE_HDR ||
+		v.mv_size > STORE_TREE_NODE_HDR + STORE_NODE_MAX))
+		rc = MDB_CORRUPTED;
+	if (rc == 0) {
+		p = v.mv_data;
+		out->l = l;
+		out->i = i;
+		out->size = store_get32(p);
+		out->date_ms = (int64_t)store_get64(p + 4);
+		out->len = v.mv_size - STORE_TREE_NODE_HDR;
+		out->text = xmalloc(out->len + 1);
+		memcpy(out->text, p + STORE_TREE_NODE_HDR, out->len);
+		out->text[out->len] = '\0';
+	}
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return store_fail(s, -SHIRO_ERR_NOENT,
+		    "node (%u, %llu) is not "
+		    "built",
+		    l, (unsigned long long)i);
+	if (rc != 0)
+		return store_fail(s, store_db_err(rc), "node (%u, %llu): %s", l,
+		    (unsigned long long)i, mdb_strerror(rc));
+	return 0;
+}
+
+/* store_node_size - a node's line size from the small table. */
+int
+store_node_size(struct store *s, unsigned l, uint64_t i, uint32_t *sizep)
+{
+	unsigned char kb[STORE_NODE_KEY];
+	MDB_val k = {sizeof(kb), kb}, v;
+	MDB_txn *txn;
+	int rc, ret;
+
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	if (l > STORE_LEVEL_MAX)
+		return -SHIRO_ERR_NOENT;
+	if ((ret = store_db_read(s, &txn)) != 0)
+		return ret;
+	store_node_key(kb, l, i);
+	rc = mdb_get(txn, s->db_nsize, &k, &v);
+	if (rc == 0 && v.mv_size != 4)
+		rc = MDB_CORRUPTED;
+	if (rc == 0)
+		*sizep = store_get32(v.mv_data);
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return -SHIRO_ERR_NOENT;
+	if (rc != 0)
+		return store_fail(
+		    s, store_db_err(rc), "node size: %s", mdb_strerror(rc));
+	return 0;
+}
+
+/* A walk over one level of the nodesize table. */
+struct store_node_cursor {
+	struct store *s;
+	MDB_txn *txn;
+	MDB_cursor *cur;
+	unsigned l;
+	int started;
+};
+
+/* store_node_cursor_open - start at the first node of level l. */
+int
+store_node_cursor_open(
+    struct store *s, unsigned l, struct store_node_cursor **cp)
+{
+	struct store_node_cursor *c;
+	int rc, ret;
+
+	*cp = NULL;
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	c = xcalloc(1, sizeof(*c));
+	c->s = s;
+	c->l = l;
+	if ((ret = store_db_read(s, &c->txn)) != 0) {
+		free(c);
+		return ret;
+	}
+	if ((rc = mdb_cursor_open(c->txn, s->db_nsize, &c->cur)) != 0) {
+		mdb_txn_abort(c->txn);
+		free(c);
+		return store_fail(
+		    s, store_db_err(rc), "node cursor: %s", mdb_strerror(rc));
+	}
+	*cp = c;
+	return 0;
+}
+
+/* store_node_cursor_next - the next node of the level, in order of i. */
+int
+store_node_cursor_next(
+    struct store_node_cursor *c, uint64_t *ip, uint32_t *sizep)
+{
+	unsigned char kb[STORE_NODE_KEY];
+	MDB_val k, v;
+	int rc;
+
+	if (!c->started) {
+		store_node_key(kb, c->l, 0);
+		k.mv_size = sizeof(kb);
+		k.mv_data = kb;
+		rc = mdb_cursor_get(c->cur, &k, &v, MDB_SET_RANGE);
+		c->started = 1;
+	} else {
+		rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
+	}
+	if (rc == MDB_NOTFOUND)
+		return -SHIRO_ERR_NOENT;
+	if (rc != 0)
+		return store_fail(c->s, store_db_err(rc), "node cursor: %s",
+		    mdb_strerror(rc));
+	if (k.mv_size != STORE_NODE_KEY || v.mv_size != 4)
+		return store_fail(
+		    c->s, -SHIRO_ERR_CORRUPT, "nodesize: bad record");
+	if (((const unsigned char *)k.mv_data)[0] != c->l)
+		return -SHIRO_ERR_NOENT;
+	*ip = store_get64((const unsigned char *)k.mv_data + 1);
+	*sizep = store_get32(v.mv_data);
+	return 0;
+}
+
+/* store_node_cursor_close - end the walk and its read transaction. */
+void
+store_node_cursor_close(struct store_node_cursor **cp)
+{
+	struct store_node_cursor *c = *cp;
+
+	if (c == NULL)
+		return;
+	mdb_cursor_close(c->cur);
+	mdb_txn_abort(c->txn);
+	free(c);
+	*cp = NULL;
+}
+
+/* store_node_iter - every node of level l from i on. */
+int
+store_node_iter(struct store *s, unsigned l, uint64_t i,
+    int (*fn)(void *arg, unsigned l, uint64_t i, uint32_t size), void *arg)
+{
+	struct store_node_cursor *c;
+	uint64_t ni;
+	uint32_t size;
+	int ret;
+
+	if ((ret = store_node_cursor_open(s, l, &c)) != 0)
+		return ret;
+	while ((ret = store_node_cursor_next(c, &ni, &size)) == 0) {
+		if (ni < i)
+			continue;
+		if ((ret = fn(arg, l, ni, size)) != 0)
+			break;
+	}
+	store_node_cursor_close(&c);
+	return ret == -SHIRO_ERR_NOENT ? 0 : ret;
+}
+
+/* A batch record to write. */
+struct store_tree_batch {
+	uint64_t t;
+	int open;
+	const struct store_merge *merges;
+	size_t n;
+};
+
+/* store_tree_batch_fn - check the parents and append the record. */
+static int
+store_tree_batch_fn(struct store *s, MDB_txn *txn, void *arg)
+{
+	struct store_tree_batch *b = arg;
+	unsigned char kb[8], *val;
+	MDB_val k = {sizeof(kb), kb}, v;
+	size_t j, vlen;
+	int rc;
+
+	for (j = 0; j < b->n; j++)
+		if (!store_tree_has(s, txn, b->merges[j].l, b->merges[j].i))
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "merge into (%u, %llu), which is not built",
+			    b->merges[j].l, (unsigned long long)b->merges[j].i);
+	vlen = STORE_TREE_BATCH_HDR + b->n * STORE_TREE_MERGE;
+	val = xmalloc(vlen);
+	store_be64(val, b->t);
+	val[8] = b->open ? 1 : 0;
+	store_be32(val + 9, (uint32_t)b->n);
+	for (j = 0; j < b->n; j++) {
+		unsigned char *p =
+		    val + STORE_TREE_BATCH_HDR + j * STORE_TREE_MERGE;
+
+		p[0] = (unsigned char)b->merges[j].l;
+		store_be64(p + 1, b->merges[j].i);
+	}
+	store_be64(kb, s->nbatches);
+	v.mv_size = vlen;
+	v.mv_data = val;
+	rc = mdb_put(txn, s->db_merges, &k, &v, MDB_NOOVERWRITE | MDB_APPEND);
+	free(val);
+	if (rc == MDB_MAP_FULL)
+		return -SHIRO_ERR_AGAIN;
+	if (rc != 0)
+		return store_fail(
+		    s, store_db_err(rc), "merge record: %s", mdb_strerror(rc));
+	return 0;
+}
+
+/* store_batch_append - see store.h. */
+int
+store_batch_append(struct store *s, uint64_t t, int open,
+    const struct store_merge *merges, size_t n, uint64_t *seqp)
+{
+	struct store_tree_batch b;
+	size_t j;
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0)
+		return ret;
+	if (t > s->count || t < s->last_t)
+		return store_fail(s, -SHIRO_ERR_INVAL,
+		    "batch at t=%llu: the log has %llu messages and the last "
+		    "batch ran at %llu",
+		    (unsigned long long)t, (unsigned long long)s->count,
+		    (unsigned long long)s->last_t);
+	if (n > UINT32_MAX / STORE_TREE_MERGE)
+		return store_fail(s, -SHIRO_ERR_TOOBIG, "batch too large");
+	for (j = 0; j < n; j++)
+		if (merges[j].l == 0 || merges[j].l > STORE_LEVEL_MAX)
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "merge into level %u", merges[j].l);
+	b.t = t;
+	b.open = open;
+	b.merges = merges;
+	b.n = n;
+	if ((ret = store_db_write(s, store_tree_batch_fn, &b)) != 0)
+		return ret;
+	if (seqp != NULL)
+		*seqp = s->nbatches;
+	s->nbatches++;
+	s->last_t = t;
+	return 0;
+}
+
+/* store_tree_batch_decode - a record's value as a batch (merges
+ * borrowed from the value when keep is 0, copied when 1). */
+static int
+store_tree_batch_decode(struct store *s, const MDB_val *k, const MDB_val *v,
+    struct store_batch *b, struct store_merge **scratch, size_t *cap)
+{
+	const unsigned char *p = v->mv_data;
+	size_t j, n;
+
+	if (k->mv_size != 8 || v->mv_size < STORE_TREE_BATCH_HDR)
+		return store_fail(s, -SHIRO_ERR_CORRUPT, "merges: bad record");
+	n = store_get32(p + 9);
+	if (v->mv_size != STORE_TREE_BATCH_HDR + n * STORE_TREE_MERGE ||
+	    p[8] > 1)
+		return store_fail(s, -SHIRO_ERR_CORRUPT,
+		    "merges: record %llu has the wrong length",
+		    (unsigned long long)store_get64(k->mv_data));
+	b->seq = store_get64(k->mv_data);
+	b->t = store_get64(p);
+	b->open = p[8];
+	b->n = n;
+	if (n > *cap) {
+		*cap = n;
+		*scratch = xreallocarray(*scratch, n, sizeof(**scratch));
+	}
+	for (j = 0; j < n; j++) {
+		const unsigned char *m =
+		    p + STORE_TREE_BATCH_HDR + j * STORE_TREE_MERGE;
+
+		(*scratch)[j].l = m[0];
+		(*scratch)[j].i = store_get64(m + 1);
+	}
+	b->merges = *scratch;
+	return 0;
+}
+
+/* store_batch_iter - every record from seq first on. */
+int
+store_batch_iter(struct store *s, uint64_t first,
+    int (*fn)(void *arg, const struct store_batch *b), void *arg)
+{
+	struct store_merge *scratch = NULL;
+	struct store_batch b;
+	unsigned char kb[8];
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k = {sizeof(kb), kb}, v;
+	size_t cap = 0;
+	uint64_t want = first;
+	int rc, ret;
+
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	if ((ret = store_db_read(s, &txn)) != 0)
+		return ret;
+	if ((rc = mdb_cursor_open(txn, s->db_merges, &cur)) != 0) {
+		ret = store_fail(
+		    s, store_db_err(rc), "merges: %s", mdb_strerror(rc));
+		goto out;
+	}
+	store_be64(kb, first);
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (rc == 0) {
+		ret = store_tree_batch_decode(s, &k, &v, &b, &scratch, &cap);
+		if (ret != 0)
+			goto out;
+		if (b.seq != want) {
+			ret = store_fail(s, -SHIRO_ERR_CORRUPT,
+			    "merges: record %llu is missing",
+			    (unsigned long long)want);
+			goto out;
+		}
+		want++;
+		if ((ret = fn(arg, &b)) != 0)
+			goto out;
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	ret = rc == MDB_NOTFOUND
+	    ? 0
+	    : store_fail(s, store_db_err(rc), "merges: %s", mdb_strerror(rc));
+out:
+	free(scratch);
+	if (cur != NULL)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	return ret;
+}
+
+/* store_batch_last - a copy of the last record. */
+int
+store_batch_last(struct store *s, struct store_batch *b)
+{
+	struct store_merge *scratch = NULL;
+	MDB_txn *txn = NULL;
+	MDB_cursor *cur = NULL;
+	MDB_val k, v;
+	size_t cap = 0;
+	int rc, ret;
+
+	memset(b, 0, sizeof(*b));
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	if ((ret = store_db_read(s, &txn)) != 0)
+		return ret;
+	rc = mdb_cursor_open(txn, s->db_merges, &cur);
+	if (rc == 0)
+		rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+	if (rc == MDB_NOTFOUND)
+		ret = -SHIRO_ERR_NOENT;
+	else if (rc != 0)
+		ret = store_fail(
+		    s, store_db_err(rc), "merges: %s", mdb_strerror(rc));
+	else
+		ret = store_tree_batch_decode(s, &k, &v, b, &scratch, &cap);
+	if (cur != NULL)
+		mdb_cursor_close(cur);
+	mdb_txn_abort(txn);
+	if (ret != 0) {
+		free(scratch);
+		memset(b, 0, sizeof(*b));
+		return ret;
+	}
+	if (b->merges == NULL)
+		b->merges = xcalloc(1, sizeof(*b->merges));
+	return 0;
+}
+
+/* store_batch_count - the number of batch records. */
+int
+store_batch_count(struct store *s, uint64_t *np)
+{
+	int ret;
+
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	*np = s->nbatches;
+	return 0;
+}
