@@ -257,6 +257,14 @@ law_cview(struct plan *p, int after_sawtooth)
 
 /* ---- generated histories ---------------------------------------------- */
 
+/* What the histories of one test did, so a test knows it saw batches. */
+static struct {
+	uint64_t batches; /* batches that merged something */
+	uint64_t stuck; /* batches that ended above the floor */
+	uint64_t fits; /* fits outside the sawtooth */
+	uint64_t contexts; /* contexts checked */
+} seen;
+
 /* One generated history: a planner and a late, unreliable compactor. */
 struct hist {
 	struct plan *p;
@@ -292,6 +300,7 @@ hist_check(struct hist *h)
 	law_cview(h->p, 0);
 	for (k = 0; k < h->nrun; k++)
 		law_context(h->p, h->run[k].l, h->run[k].i);
+	seen.contexts += h->nrun;
 }
 
 /* hist_msg - a message arrives, then the sawtooth; its laws. */
@@ -304,7 +313,6 @@ hist_msg(struct hist *h, int built, uint32_t size)
 	const struct plan_line *v;
 	size_t nold, n, k;
 	int was_shrinking = plan_shrinking(h->p);
-	uint64_t before = plan_view_size(h->p);
 
 	old = test_copy(h->p, &nold);
 	CHECK_EQ_INT(plan_append(h->p, built, size), 0);
@@ -320,7 +328,6 @@ hist_msg(struct hist *h, int built, uint32_t size)
 		CHECK(v[nold].l == 0 && v[nold].i == plan_count(h->p) - 1);
 		CHECK(!was_shrinking);
 		CHECK(plan_view_size(h->p) <= set->ceiling);
-		(void)before;
 	} else {
 		CHECK(was_shrinking || plan_view_size(h->p) > set->ceiling ||
 		    b.nmerges > 0);
@@ -332,6 +339,8 @@ hist_msg(struct hist *h, int built, uint32_t size)
 		    plan_view_size(h->p), set->floor);
 		CHECK_EQ_INT(
 		    plan_shrinking(h->p), plan_view_size(h->p) > set->floor);
+		seen.batches += b.nmerges > 0;
+		seen.stuck += plan_shrinking(h->p);
 	}
 	CHECK_EQ_INT(b.shrinking, plan_shrinking(h->p));
 	law_merges(h->p, old, nold, 1, &b);
@@ -355,6 +364,7 @@ hist_fit(struct hist *h, uint64_t budget)
 	CHECK_EQ_INT(plan_fit(h->p, budget, &b), 0);
 	plan_view(h->p, &v, &n);
 	CHECK(b.ran);
+	seen.fits += b.nmerges > 0;
 	CHECKF(plan_view_size(h->p) <= budget || !test_can_merge(h->p, v, n),
 	    "fit_reaches_budget: fit to %" PRIu64 " ended at %" PRIu64, budget,
 	    plan_view_size(h->p));
@@ -391,11 +401,12 @@ hist_finish(struct hist *h, size_t k)
 
 /*
  * hist_run - one history of steps events.  late (0-9) is how often the
- * compactor lags: 0 builds every job at once.
+ * compactor lags: 0 builds every job at once.  fits (0-8) is how
+ * often a fit outside the sawtooth comes.
  */
 static void
 hist_run(uint64_t seed, enum plan_unit unit, uint64_t ceiling, uint64_t floor,
-    uint32_t jobs, unsigned late, uint64_t steps)
+    uint32_t jobs, unsigned late, unsigned fits, uint64_t steps)
 {
 	struct plan_settings set;
 	struct hist h;
@@ -426,8 +437,8 @@ hist_run(uint64_t seed, enum plan_unit unit, uint64_t ceiling, uint64_t floor,
 			    unit == PLAN_UNIT_LINES && built
 				? 1
 				: hist_size(&h, 20, built ? 512 : 900));
-		} else if (r < 53) {
-			hist_fit(&h, test_between(&h.rng, 0, ceiling));
+		} else if (r < 51 && test_rand(&h.rng) % 8 < fits) {
+			hist_fit(&h, test_between(&h.rng, floor / 2, ceiling));
 		} else if (r < 56) {
 			plan_work_retry(h.p);
 		} else if (r < 58) {
@@ -450,8 +461,11 @@ hist_run(uint64_t seed, enum plan_unit unit, uint64_t ceiling, uint64_t floor,
 static void
 laws_gist_sizes(void)
 {
-	hist_run(1, PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR, 8, 0, 4000);
-	hist_run(2, PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR, 8, 3, 3000);
+	hist_run(1, PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR, 8, 0, 0, 12000);
+	hist_run(2, PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR, 8, 3, 1, 3000);
+	CHECKF(seen.batches > 10 && seen.contexts > 100,
+	    "%" PRIu64 " batches, %" PRIu64 " contexts", seen.batches,
+	    seen.contexts);
 }
 
 /* The laws over histories with small budgets: a deep tree, late builds. */
@@ -460,8 +474,8 @@ laws_small_budgets(void)
 {
 	uint64_t seed;
 
-	hist_run(3, PLAN_UNIT_BYTES, 6000, 3000, 8, 0, 4000);
-	hist_run(4, PLAN_UNIT_BYTES, 2000, 1000, 8, 5, 4000);
+	hist_run(3, PLAN_UNIT_BYTES, 6000, 3000, 8, 0, 8, 4000);
+	hist_run(4, PLAN_UNIT_BYTES, 2000, 1000, 8, 5, 8, 4000);
 	for (seed = 10; seed < 30; seed++) {
 		uint64_t rng = seed;
 		uint64_t ceil = test_between(&rng, 600, 20000);
@@ -469,8 +483,12 @@ laws_small_budgets(void)
 		hist_run(seed, PLAN_UNIT_BYTES, ceil,
 		    test_between(&rng, 0, ceil),
 		    (uint32_t)test_between(&rng, 1, 8),
-		    (unsigned)test_between(&rng, 0, 9), 1500);
+		    (unsigned)test_between(&rng, 0, 9), 8, 1500);
 	}
+	CHECKF(seen.batches > 100 && seen.stuck > 10 && seen.fits > 20,
+	    "histories too tame: %" PRIu64 " batches, %" PRIu64
+	    " stuck, %" PRIu64 " fits",
+	    seen.batches, seen.stuck, seen.fits);
 }
 
 /* The laws with every line counting 1 (push's unit). */
@@ -486,8 +504,12 @@ laws_unit_lines(void)
 		hist_run(seed, PLAN_UNIT_LINES, ceil,
 		    test_between(&rng, 1, ceil),
 		    (uint32_t)test_between(&rng, 1, 8),
-		    (unsigned)test_between(&rng, 0, 9), 1500);
+		    (unsigned)test_between(&rng, 0, 9), 8, 1500);
 	}
+	CHECKF(seen.batches > 100 && seen.stuck > 10 && seen.fits > 20,
+	    "histories too tame: %" PRIu64 " batches, %" PRIu64
+	    " stuck, %" PRIu64 " fits",
+	    seen.batches, seen.stuck, seen.fits);
 }
 
 /* ---- push, and the worked example ------------------------------------- */
