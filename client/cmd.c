@@ -1,0 +1,603 @@
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+#include "proto/zsock.h"
+
+#include "cmd.h"
+#include "daemon.h"
+#include "json_out.h"
+#include "render.h"
+
+/* How long a one-shot request may wait for its answer from a live daemon. */
+#define CMD_REQUEST_MS 30000
+/* How long a stopped daemon may take to exit. */
+#define CMD_STOP_MS 10000
+
+/* Set by SIGINT and SIGTERM while a command waits. */
+static volatile sig_atomic_t cmd_stop;
+
+/* cmd_on_signal - note that the user wants out. */
+static void
+cmd_on_signal(int sig)
+{
+	(void)sig;
+	cmd_stop = 1;
+}
+
+/* cmd_stop_flag - the flag SIGINT and SIGTERM set (cmd_catch_signals). */
+volatile sig_atomic_t *
+cmd_stop_flag(void)
+{
+	return &cmd_stop;
+}
+
+/* cmd_catch_signals - make Ctrl-C interrupt a wait instead of killing. */
+void
+cmd_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = cmd_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* cmd_unreachable - explain that no daemon answers; exit code 3. */
+static int
+cmd_unreachable(const struct shiro *s, const char *why)
+{
+	fprintf(stderr,
+	    "shiro: no shirod answers on %s: %s.\n"
+	    "Start one with 'shiro' (it starts shirod when none runs) or "
+	    "'shirod'; its log is %s/shirod.log.\n",
+	    s->endpoint, why, s->home);
+	return SHIRO_EXIT_UNREACHABLE;
+}
+
+/* cmd_connect - attach, starting a daemon when allowed (see cmd.h). */
+int
+cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
+    const struct conn_handler *h, struct conn **cp)
+{
+	int rc;
+
+	*cp = NULL;
+	if (s->sock_path != NULL) {
+		rc = daemon_probe(s->sock_path);
+		if (rc < 0 && rc != -SHIRO_ERR_NOENT && rc != -SHIRO_ERR_AGAIN)
+			return cmd_unreachable(s, err_str(rc));
+		if (rc < 0 && (!may_start || !s->autostart))
+			return cmd_unreachable(s,
+			    rc == -SHIRO_ERR_NOENT
+				? "its socket does not exist"
+				: "nothing listens on its socket");
+		if (rc < 0 && daemon_start(s) < 0)
+			return SHIRO_EXIT_UNREACHABLE;
+	}
+	rc = conn_open(s->endpoint, s->dead_ms, last_seq, h, cp);
+	if (rc == -SHIRO_ERR_TIMEOUT)
+		return cmd_unreachable(s,
+		    "it did not answer within a few "
+		    "seconds (stopped or hung)");
+	if (rc == -SHIRO_ERR_PROTO)
+		return SHIRO_EXIT_FAIL;
+	if (rc < 0)
+		return cmd_unreachable(s, err_str(rc));
+	return SHIRO_EXIT_OK;
+}
+
+/* cmd_key - a fresh idempotency key (caller frees). */
+char *
+cmd_key(void)
+{
+	unsigned char r[16];
+	char *key = xmalloc(2 * sizeof(r) + 1);
+	size_t k;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		/* Unique enough without the kernel's randomness. */
+		long long t = zsock_now_ms();
+
+		memset(r, 0, sizeof(r));
+		memcpy(r, &t, sizeof(t));
+		r[8] = (unsigned char)getpid();
+		r[9] = (unsigned char)(getpid() >> 8);
+	}
+	for (k = 0; k < sizeof(r); k++)
+		snprintf(key + 2 * k, 3, "%02x", r[k]);
+	return key;
+}
+
+/* cmd_read_stdin - all of stdin (see cmd.h). */
+char *
+cmd_read_stdin(void)
+{
+	struct buf b = BUF_INIT;
+	char chunk[65536];
+	ssize_t r;
+
+	for (;;) {
+		r = read(STDIN_FILENO, chunk, sizeof(chunk));
+		if (r == 0)
+			break;
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			fprintf(stderr, "shiro: cannot read stdin: %s\n",
+			    strerror(errno));
+			buf_free(&b);
+			return NULL;
+		}
+		if (b.len + (size_t)r > MSG_MAX_TEXT + 2) {
+			fprintf(stderr,
+			    "shiro: the text on stdin is over %u bytes, the "
+			    "most one message holds; split it or send it as "
+			    "a file the agent can read.\n",
+			    MSG_MAX_TEXT);
+			buf_free(&b);
+			return NULL;
+		}
+		buf_add(&b, chunk, (size_t)r);
+	}
+	if (b.len > 0 && b.data[b.len - 1] == '\n')
+		buf_truncate(&b, b.len - 1);
+	if (b.len > 0 && b.data[b.len - 1] == '\r')
+		buf_truncate(&b, b.len - 1);
+	if (b.len > MSG_MAX_TEXT) {
+		fprintf(stderr,
+		    "shiro: the text is over %u bytes, the most one message "
+		    "holds; split it.\n",
+		    MSG_MAX_TEXT);
+		buf_free(&b);
+		return NULL;
+	}
+	if (b.data == NULL)
+		return xstrdup("");
+	return buf_steal(&b, NULL);
+}
+
+/* cmd_error_exit - the exit code for an ERROR answer's code. */
+int
+cmd_error_exit(const char *code)
+{
+	if (strcmp(code, "no_model") == 0)
+		return SHIRO_EXIT_NO_MODEL;
+	if (strcmp(code, "model") == 0 || strcmp(code, "model_error") == 0)
+		return SHIRO_EXIT_MODEL;
+	return SHIRO_EXIT_FAIL;
+}
+
+/* cmd_print_error - show an ERROR answer; its exit code. */
+static int
+cmd_print_error(const struct shiro *s, const struct msg *m)
+{
+	const char *code = "error", *text = "";
+	struct buf b = BUF_INIT;
+
+	(void)msg_get_str(m, "code", &code, NULL);
+	(void)msg_get_str(m, "text", &text, NULL);
+	if (s->json) {
+		render_event_json(&b, m);
+		printf("%s\n", b.data);
+		fflush(stdout);
+	}
+	fprintf(
+	    stderr, "shiro: shirod refused the request (%s): %s\n", code, text);
+	buf_free(&b);
+	return cmd_error_exit(code);
+}
+
+/* cmd_lost - a wait failed; say why and return the exit code. */
+int
+cmd_lost(const struct shiro *s, int rc)
+{
+	if (rc == -SHIRO_ERR_CANCELED) {
+		fprintf(stderr, "shiro: interrupted\n");
+		return SHIRO_EXIT_INTERRUPTED;
+	}
+	if (rc == -SHIRO_ERR_TIMEOUT)
+		return cmd_unreachable(s, "it stopped answering");
+	return cmd_unreachable(s, err_str(rc));
+}
+
+/* cmd_cwd - the working directory, for a SEND (caller frees). */
+static char *
+cmd_cwd(void)
+{
+	char cwd[PATH_MAX];
+
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return NULL;
+	return xstrdup(cwd);
+}
+
+/* cmd_new_send - a SEND of text as kind; turn says whether to reply. */
+static struct msg *
+cmd_new_send(const char *kind, const char *text, int turn)
+{
+	struct msg *m;
+	char *cwd, *key;
+
+	m = msg_new(MSG_SEND);
+	msg_set_str(m, "text", text);
+	msg_set_str(m, "kind", kind);
+	cwd = cmd_cwd();
+	if (cwd != NULL && strlen(cwd) <= 4096)
+		msg_set_str(m, "cwd", cwd);
+	key = cmd_key();
+	msg_set_str(m, "key", key);
+	msg_set_bool(m, "turn", turn);
+	free(cwd);
+	free(key);
+	return m;
+}
+
+/* cmd_wait_gone - wait (bounded) until the stopped daemon pid exits. */
+static int
+cmd_wait_gone(pid_t pid)
+{
+	long long end = zsock_now_ms() + CMD_STOP_MS;
+	struct timespec ts = {0, 20 * 1000000L};
+
+	if (pid <= 0)
+		return SHIRO_EXIT_OK;
+	while (zsock_now_ms() < end) {
+		if (kill(pid, 0) < 0 && errno == ESRCH)
+			return SHIRO_EXIT_OK;
+		(void)nanosleep(&ts, NULL);
+	}
+	fprintf(stderr,
+	    "shiro stop: shirod (pid %d) agreed to stop but still runs after "
+	    "%d s; see its log, or end it with kill %d.\n",
+	    (int)pid, CMD_STOP_MS / 1000, (int)pid);
+	return SHIRO_EXIT_FAIL;
+}
+
+/*
+ * cmd_ask - connect (starting a daemon when may_start), send *reqp (it
+ * is consumed) and get its answer in *ansp (caller destroys).  Returns
+ * SHIRO_EXIT_OK, or the exit code after saying what went wrong: an
+ * ERROR answer, a lost daemon, an interrupt.
+ */
+static int
+cmd_ask(
+    const struct shiro *s, int may_start, struct msg **reqp, struct msg **ansp)
+{
+	struct conn *c = NULL;
+	int rc;
+
+	*ansp = NULL;
+	cmd_catch_signals();
+	rc = cmd_connect(s, may_start, 0, NULL, &c);
+	if (rc != SHIRO_EXIT_OK)
+		goto out;
+	rc = conn_request(c, *reqp, CMD_REQUEST_MS, &cmd_stop, ansp);
+	if (rc < 0) {
+		rc = cmd_lost(s, rc);
+		goto out;
+	}
+	if (msg_type(*ansp) == MSG_ERROR) {
+		rc = cmd_print_error(s, *ansp);
+		goto out;
+	}
+	rc = SHIRO_EXIT_OK;
+	if (msg_type(*reqp) == MSG_STOP)
+		rc = cmd_wait_gone(c->daemon_pid);
+	else
+		conn_bye(c);
+out:
+	msg_destroy(reqp);
+	conn_close(&c);
+	return rc;
+}
+
+/* cmd_flush - write b to stdout; the exit code. */
+static int
+cmd_flush(struct buf *b)
+{
+	if (b->len > 0)
+		fwrite(b->data, 1, b->len, stdout);
+	return fflush(stdout) == 0 && !ferror(stdout) ? SHIRO_EXIT_OK
+						      : SHIRO_EXIT_FAIL;
+}
+
+/* cmd_send - append text as kind without a turn; prints its id. */
+int
+cmd_send(const struct shiro *s, const char *kind, const char *text)
+{
+	struct msg *req = NULL, *ans = NULL;
+	struct buf b = BUF_INIT;
+	struct json_out j;
+	uint64_t id = 0;
+	int rc;
+
+	if (strlen(text) > MSG_MAX_TEXT) {
+		fprintf(stderr,
+		    "shiro send: the text is over %u bytes, the most one "
+		    "message holds; split it.\n",
+		    MSG_MAX_TEXT);
+		return SHIRO_EXIT_USAGE;
+	}
+	req = cmd_new_send(kind, text, 0);
+	rc = cmd_ask(s, 1, &req, &ans);
+	if (rc != SHIRO_EXIT_OK)
+		goto out;
+	if (msg_type(ans) != MSG_ACK || msg_get_uint(ans, "id", &id) < 0) {
+		fprintf(stderr,
+		    "shiro send: shirod answered with %s, not an "
+		    "acknowledgement; the message may or may not "
+		    "be logged (see 'shiro memory').\n",
+		    msg_type_name(msg_type(ans)));
+		rc = SHIRO_EXIT_FAIL;
+		goto out;
+	}
+	if (s->json) {
+		json_out_init(&j, &b);
+		json_out_val(&j, msg_body(ans));
+		buf_addc(&b, '\n');
+	} else {
+		buf_printf(&b, "%llu\n", (unsigned long long)id);
+	}
+	rc = cmd_flush(&b);
+out:
+	buf_free(&b);
+	msg_destroy(&ans);
+	return rc;
+}
+
+/* cmd_query - status, memory, zoom, log or stop (see cmd.h). */
+int
+cmd_query(const struct shiro *s, const struct cmd_query *q)
+{
+	struct msg *req, *ans = NULL;
+	const struct msg_val *doc = NULL;
+	struct buf b = BUF_INIT;
+	struct json_out j;
+	int rc;
+
+	req = msg_new(q->type);
+	if (q->type == MSG_ZOOM) {
+		msg_set_int(req, "id", (int64_t)q->id);
+		msg_set_int(req, "n", (int64_t)q->n);
+	}
+	if (q->type == MSG_LOG && q->has_tail)
+		msg_set_int(req, "tail", (int64_t)q->tail);
+	rc = cmd_ask(s, 0, &req, &ans);
+	if (rc != SHIRO_EXIT_OK)
+		goto out;
+	if (msg_type(ans) == MSG_REPLY)
+		(void)msg_get_map(ans, "doc", &doc);
+	if (s->json) {
+		json_out_init(&j, &b);
+		if (q->type == MSG_STOP && doc == NULL) {
+			json_out_begin_object(&j);
+			json_out_key(&j, "stopping");
+			json_out_bool(&j, 1);
+			json_out_end_object(&j);
+		} else {
+			json_out_val(&j, doc != NULL ? doc : msg_body(ans));
+		}
+		buf_addc(&b, '\n');
+	} else if (q->type == MSG_STOP) {
+		buf_adds(&b, "shirod stopped\n");
+	} else {
+		render_reply(&b, q->type, doc != NULL ? doc : msg_body(ans));
+	}
+	rc = cmd_flush(&b);
+out:
+	buf_free(&b);
+	msg_destroy(&ans);
+	return rc;
+}
+
+/* cmd_lost_turn - the turn's wait failed: say why; the exit code. */
+static int
+cmd_lost_turn(const struct cmd_turn *t, int rc)
+{
+	struct shiro s;
+
+	memset(&s, 0, sizeof(s));
+	s.home = (char *)t->home;
+	s.endpoint = (char *)t->endpoint;
+	return cmd_lost(&s, rc);
+}
+
+static void cmd_turn_failed(
+    const struct cmd_turn *t, const char *code, const char *text);
+
+/* cmd_turn_take - route m to the turn t (see cmd.h). */
+int
+cmd_turn_take(struct cmd_turn *t, const struct msg *m)
+{
+	const char *name = "", *text = NULL, *code = NULL, *kind = "";
+	uint64_t rid = 0;
+	struct buf b = BUF_INIT;
+	enum msg_type type = msg_type(m);
+	int end = 0;
+
+	if (t->rid == 0 || t->done)
+		return 0;
+	(void)msg_get_str(m, "text", &text, NULL);
+	(void)msg_get_str(m, "code", &code, NULL);
+	if (type == MSG_EVENT) {
+		(void)msg_get_str(m, "ev", &name, NULL);
+		(void)msg_get_str(m, "kind", &kind, NULL);
+	}
+	if (msg_get_uint(m, "rid", &rid) == 0 && rid == t->rid) {
+		/* An ERROR ends the turn; so does a turn event with a code. */
+		end = type == MSG_ERROR || (type == MSG_EVENT && code != NULL);
+	} else if (type == MSG_EVENT && strcmp(name, "message") == 0 &&
+	    strcmp(kind, "user") == 0 && text != NULL && t->text != NULL &&
+	    strcmp(text, t->text) == 0 && !t->echoed) {
+		/* The turn's own message, logged: not news to its sender. */
+		t->echoed = 1;
+	} else {
+		return 0;
+	}
+	if (t->json) {
+		render_event_json(&b, m);
+		printf("%s\n", b.data);
+		buf_free(&b);
+	} else if (type == MSG_EVENT && strcmp(name, "turn") == 0 &&
+	    text != NULL && !end) {
+		fputs(text, stdout);
+		t->printed = 1;
+		t->printed_nl =
+		    text[0] != '\0' && text[strlen(text) - 1] == '\n';
+	}
+	fflush(stdout);
+	if (end) {
+		t->done = 1;
+		t->exit_code = code == NULL || strcmp(code, "ok") == 0
+		    ? SHIRO_EXIT_OK
+		    : cmd_error_exit(code);
+		if (t->exit_code != SHIRO_EXIT_OK && !t->json)
+			cmd_turn_failed(t, code, text);
+	}
+	return 1;
+}
+
+/* cmd_turn_failed - say why the turn ended without a reply. */
+static void
+cmd_turn_failed(const struct cmd_turn *t, const char *code, const char *text)
+{
+	if (t->printed && !t->printed_nl)
+		fputc('\n', stdout);
+	fflush(stdout);
+	if (t->exit_code == SHIRO_EXIT_NO_MODEL && text == NULL)
+		fprintf(stderr,
+		    "shiro: no model is configured for turns, so nothing "
+		    "answers; the message was logged and is summarized. "
+		    "Set turns.provider in %s/config.json.\n",
+		    t->home);
+	else if (t->exit_code == SHIRO_EXIT_NO_MODEL)
+		fprintf(stderr, "shiro: %s\n", text);
+	else
+		fprintf(stderr, "shiro: the turn failed (%s)%s%s\n",
+		    code != NULL ? code : "error", text != NULL ? ": " : "",
+		    text != NULL ? text : "");
+}
+
+/* cmd_turn - run one turn on c (see cmd.h). */
+int
+cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
+{
+	struct msg *req = NULL, *ans = NULL;
+	struct buf b = BUF_INIT;
+	const char *code = "error", *etext = NULL;
+	int rc;
+
+	t->rid = c->next_rid;
+	t->id = 0;
+	t->acked = t->done = t->printed = t->printed_nl = t->echoed = 0;
+	t->text = text;
+	t->exit_code = SHIRO_EXIT_OK;
+	req = cmd_new_send("user", text, 1);
+	rc = conn_request(c, req, CMD_REQUEST_MS, &cmd_stop, &ans);
+	if (rc < 0) {
+		rc = cmd_lost_turn(t, rc);
+		goto out;
+	}
+	if (msg_type(ans) == MSG_ERROR) {
+		(void)msg_get_str(ans, "code", &code, NULL);
+		(void)msg_get_str(ans, "text", &etext, NULL);
+		t->exit_code = cmd_error_exit(code);
+		if (t->json) {
+			render_event_json(&b, ans);
+			printf("%s\n", b.data);
+		} else {
+			cmd_turn_failed(t, code, etext);
+		}
+		rc = t->exit_code;
+		goto out;
+	}
+	if (msg_type(ans) != MSG_ACK || msg_get_uint(ans, "id", &t->id) < 0) {
+		fprintf(stderr,
+		    "shiro: shirod answered with %s, not an acknowledgement.\n",
+		    msg_type_name(msg_type(ans)));
+		rc = SHIRO_EXIT_FAIL;
+		goto out;
+	}
+	t->acked = 1;
+	if (t->json) {
+		render_event_json(&b, ans);
+		printf("%s\n", b.data);
+		fflush(stdout);
+	}
+	/* The turn's events come until it ends; the daemon's heartbeat
+	 * tells a long model call from a dead daemon. */
+	while (!t->done) {
+		rc = conn_pump(c, -1, SHIRO_PING_MS);
+		if (rc == -SHIRO_ERR_AGAIN && cmd_stop) {
+			rc = cmd_lost_turn(t, -SHIRO_ERR_CANCELED);
+			goto out;
+		}
+		if (rc < 0 && rc != -SHIRO_ERR_AGAIN) {
+			rc = cmd_lost_turn(t, rc);
+			goto out;
+		}
+	}
+	if (t->printed && !t->printed_nl && !t->json)
+		fputc('\n', stdout);
+	rc = t->exit_code;
+	if (fflush(stdout) != 0 && rc == SHIRO_EXIT_OK)
+		rc = SHIRO_EXIT_FAIL;
+out:
+	t->rid = 0;
+	t->text = NULL;
+	buf_free(&b);
+	msg_destroy(&req);
+	msg_destroy(&ans);
+	return rc;
+}
+
+/* cmd_print_event - the connection handler of a headless turn. */
+static void
+cmd_print_event(void *arg, const struct msg *ev)
+{
+	(void)cmd_turn_take(arg, ev);
+}
+
+/* cmd_print - the headless turn: send text, print the reply. */
+int
+cmd_print(const struct shiro *s, const char *text)
+{
+	struct cmd_turn t;
+	struct conn_handler h = {cmd_print_event, &t};
+	struct conn *c = NULL;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	t.json = s->json;
+	t.home = s->home;
+	t.endpoint = s->endpoint;
+	if (strlen(text) > MSG_MAX_TEXT) {
+		fprintf(stderr,
+		    "shiro -p: the text is over %u bytes, the most "
+		    "one message holds; split it.\n",
+		    MSG_MAX_TEXT);
+		return SHIRO_EXIT_USAGE;
+	}
+	cmd_catch_signals();
+	rc = cmd_connect(s, 1, 0, &h, &c);
+	if (rc != SHIRO_EXIT_OK)
+		return rc;
+	rc = cmd_turn(c, &t, text);
+	if (rc != SHIRO_EXIT_UNREACHABLE && rc != SHIRO_EXIT_INTERRUPTED)
+		conn_bye(c);
+	conn_close(&c);
+	return rc;
+}

@@ -1,0 +1,97 @@
+/*
+ * cmd.h - the commands that talk to shirod once and exit: send, status,
+ * memory, zoom, log, stop, and the headless turn (shiro -p).
+ *
+ * Each returns the process's exit code (enum shiro_exit) after printing
+ * its result on stdout, or on stderr what went wrong and what to do.
+ */
+#ifndef SHIRO_CLIENT_CMD_H
+#define SHIRO_CLIENT_CMD_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "conn.h"
+#include "shiro.h"
+
+/* A request of the query commands. */
+struct cmd_query {
+	enum msg_type
+	    type; /* MSG_STATUS, MSG_MEMORY, MSG_ZOOM, MSG_LOG, MSG_STOP */
+	uint64_t id, n; /* ZOOM */
+	uint64_t tail; /* LOG, when has_tail */
+	int has_tail;
+};
+
+/*
+ * cmd_connect - attach to the daemon of s, starting one first when
+ * may_start and s->autostart allow it.  Returns SHIRO_EXIT_OK and *cp,
+ * or SHIRO_EXIT_UNREACHABLE (or another code) after saying why.
+ */
+int cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
+    const struct conn_handler *h, struct conn **cp);
+
+/* cmd_key - a fresh idempotency key for a SEND (caller frees). */
+char *cmd_key(void);
+
+/*
+ * cmd_read_stdin - all of stdin as a string without its last newline
+ * (caller frees), or NULL after saying why (too long, unreadable).
+ */
+char *cmd_read_stdin(void);
+
+/* cmd_send - append text as kind without a turn; prints its id. */
+int cmd_send(const struct shiro *s, const char *kind, const char *text);
+
+/* cmd_query - status, memory, zoom, log or stop: print the answer. */
+int cmd_query(const struct shiro *s, const struct cmd_query *q);
+
+/* cmd_print - the headless turn: send text, print the reply. */
+int cmd_print(const struct shiro *s, const char *text);
+
+/* A turn the client waits for: what it has seen so far. */
+struct cmd_turn {
+	int json; /* print each event as a JSON line */
+	const char *home; /* borrowed: for messages to the user */
+	const char *endpoint; /* borrowed: for messages to the user */
+	uint64_t rid; /* the SEND's rid; 0 when no turn runs */
+	uint64_t id; /* the message's id, once acknowledged */
+	int acked; /* the ACK came */
+	int done; /* the turn ended */
+	int exit_code; /* how it ended */
+	int printed; /* some reply text was printed */
+	int printed_nl; /* and it ended with a newline */
+	const char *text; /* borrowed: the turn's message */
+	int echoed; /* its "message" event was seen */
+};
+
+/*
+ * cmd_turn - send text as a user message that starts a turn on c, print
+ * the reply as it streams, and return the exit code: SHIRO_EXIT_OK,
+ * _NO_MODEL, _MODEL, _FAIL, _UNREACHABLE or _INTERRUPTED.  c's handler
+ * must hand every event to cmd_turn_take(t, ev) first.
+ */
+int cmd_turn(struct conn *c, struct cmd_turn *t, const char *text);
+
+/*
+ * cmd_turn_take - whether m (an EVENT, or an answer no request waits
+ * for) belongs to the running turn t; if so it is printed (the reply's
+ * text, or a JSON line) and may end the turn.  The turn ends with an
+ * ERROR that carries its rid (code no_model: exit 4; model: 5) or with
+ * a "turn" event of its rid that carries a code ("ok": exit 0).
+ */
+int cmd_turn_take(struct cmd_turn *t, const struct msg *m);
+
+/* cmd_catch_signals - SIGINT and SIGTERM set a flag instead of killing. */
+void cmd_catch_signals(void);
+
+/* cmd_stop_flag - that flag; a waiting loop clears it when it acts on it. */
+volatile sig_atomic_t *cmd_stop_flag(void);
+
+/* cmd_lost - a wait on the daemon failed with rc: say why; exit code. */
+int cmd_lost(const struct shiro *s, int rc);
+
+/* cmd_error_exit - the exit code for an ERROR answer's code. */
+int cmd_error_exit(const char *code);
+
+#endif

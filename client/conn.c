@@ -1,0 +1,302 @@
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+#include "proto/zsock.h"
+
+#include "conn.h"
+#include "shiro.h"
+
+/* conn_daemon_gone - whether the daemon's process is known to be gone. */
+static int
+conn_daemon_gone(const struct conn *c)
+{
+	/* Only a local daemon has a pid we can look at. */
+	if (c->daemon_pid <= 0 || strncmp(c->endpoint, "ipc://", 6) != 0)
+		return 0;
+	return kill(c->daemon_pid, 0) < 0 && errno == ESRCH;
+}
+
+/* conn_ping - send a PING when one is due. */
+static void
+conn_ping(struct conn *c, long long now)
+{
+	struct msg *m;
+
+	if (now - c->last_ping < SHIRO_PING_MS)
+		return;
+	c->last_ping = now;
+	m = msg_new(MSG_PING);
+	msg_set_int(m, "rid", (int64_t)c->next_rid++);
+	/* A full queue means the daemon is not reading: silence decides. */
+	(void)msg_send(c->sock, m, NULL);
+	msg_destroy(&m);
+}
+
+/*
+ * conn_handle - take one message from the daemon.  Returns 1 and hands
+ * it over in *answerp when it answers request want_rid, else 0.
+ */
+static int
+conn_handle(
+    struct conn *c, struct msg *m, uint64_t want_rid, struct msg **answerp)
+{
+	enum msg_type t = msg_type(m);
+	uint64_t rid = 0, seq;
+	int has_rid;
+
+	if (t == MSG_EVENT) {
+		if (msg_get_uint(m, "seq", &seq) == 0 && seq > c->last_seq)
+			c->last_seq = seq;
+		if (c->handler.event != NULL)
+			c->handler.event(c->handler.arg, m);
+		msg_destroy(&m);
+		return 0;
+	}
+	has_rid = msg_get_uint(m, "rid", &rid) == 0;
+	switch (t) {
+	case MSG_ACK:
+	case MSG_REPLY:
+	case MSG_WELCOME:
+	case MSG_PONG:
+	case MSG_ERROR:
+		if (want_rid != 0 &&
+		    (rid == want_rid || (t == MSG_ERROR && !has_rid))) {
+			*answerp = m;
+			return 1;
+		}
+		/* A later answer to an earlier request: a turn's end. */
+		if (t != MSG_PONG && c->handler.event != NULL) {
+			c->handler.event(c->handler.arg, m);
+		} else if (t == MSG_ERROR) {
+			const char *text = "";
+
+			(void)msg_get_str(m, "text", &text, NULL);
+			log_warnx("shirod: %s", text);
+		}
+		break;
+	default:
+		log_warnx("shirod sent a %s message, which a client never "
+			  "gets; ignored",
+		    msg_type_name(t));
+		break;
+	}
+	msg_destroy(&m);
+	return 0;
+}
+
+/*
+ * conn_wait - wait once (at most timeout_ms) and handle what arrived.
+ * Returns 1 when the answer to want_rid is in *answerp, 2 when fd is
+ * readable, 0 otherwise, or a negative SHIRO_ERR_* (see conn_pump).
+ */
+static int
+conn_wait(struct conn *c, int fd, long timeout_ms, uint64_t want_rid,
+    struct msg **answerp)
+{
+	struct zsock_poll items[2];
+	struct msg *m;
+	long long now, wait;
+	int n = 1, rc, got = 0;
+
+	now = zsock_now_ms();
+	wait = c->last_ping + SHIRO_PING_MS - now;
+	if (wait > c->last_heard + c->dead_ms - now)
+		wait = c->last_heard + c->dead_ms - now;
+	if (timeout_ms >= 0 && wait > timeout_ms)
+		wait = timeout_ms;
+	if (wait < 0)
+		wait = 0;
+	memset(items, 0, sizeof(items));
+	items[0].sock = c->sock;
+	items[0].events = ZSOCK_IN;
+	if (fd >= 0) {
+		items[1].fd = fd;
+		items[1].events = ZSOCK_IN;
+		n = 2;
+	}
+	rc = zsock_poll(items, n, (long)wait);
+	if (rc < 0)
+		return rc;
+	if (items[0].revents & ZSOCK_IN) {
+		for (;;) {
+			rc = msg_recv(c->sock, &m, NULL);
+			if (rc == -SHIRO_ERR_AGAIN)
+				break;
+			if (rc == -SHIRO_ERR_PROTO) {
+				c->last_heard = zsock_now_ms();
+				log_warnx("a malformed message from shirod was "
+					  "dropped: %s",
+				    msg_strerror());
+				continue;
+			}
+			if (rc < 0)
+				return rc;
+			c->last_heard = zsock_now_ms();
+			if (conn_handle(c, m, want_rid, answerp)) {
+				got = 1;
+				break;
+			}
+		}
+	}
+	if (got)
+		return 1;
+	now = zsock_now_ms();
+	if (now - c->last_heard >= c->dead_ms || conn_daemon_gone(c))
+		return -SHIRO_ERR_TIMEOUT;
+	conn_ping(c, now);
+	if (n == 2 && (items[1].revents & (ZSOCK_IN | ZSOCK_ERR)))
+		return 2;
+	return 0;
+}
+
+/* conn_request - send req and wait for its answer (see conn.h). */
+int
+conn_request(struct conn *c, struct msg *req, long timeout_ms,
+    volatile sig_atomic_t *stop, struct msg **replyp)
+{
+	long long start = zsock_now_ms(), left;
+	uint64_t rid = c->next_rid++;
+	int rc;
+
+	*replyp = NULL;
+	msg_set_int(req, "rid", (int64_t)rid);
+	rc = msg_send(c->sock, req, NULL);
+	if (rc == -SHIRO_ERR_AGAIN)
+		return -SHIRO_ERR_TIMEOUT; /* the queue to it is full */
+	if (rc < 0)
+		return rc;
+	for (;;) {
+		left = -1;
+		if (timeout_ms >= 0) {
+			left = start + timeout_ms - zsock_now_ms();
+			if (left <= 0)
+				return -SHIRO_ERR_TIMEOUT;
+		}
+		rc = conn_wait(c, -1, (long)left, rid, replyp);
+		if (rc == 1)
+			return 0;
+		if (rc == -SHIRO_ERR_AGAIN) {
+			if (stop != NULL && *stop)
+				return -SHIRO_ERR_CANCELED;
+			continue;
+		}
+		if (rc < 0)
+			return rc;
+	}
+}
+
+/* conn_pump - handle the daemon's messages for a while (see conn.h). */
+int
+conn_pump(struct conn *c, int fd, long timeout_ms)
+{
+	int rc;
+
+	rc = conn_wait(c, fd, timeout_ms, 0, NULL);
+	if (rc == 2)
+		return 1;
+	return rc < 0 ? rc : 0;
+}
+
+/* conn_open - connect and say HELLO (see conn.h). */
+int
+conn_open(const char *endpoint, int dead_ms, uint64_t last_seq,
+    const struct conn_handler *h, struct conn **cp)
+{
+	struct conn *c;
+	struct msg *hello = NULL, *welcome = NULL;
+	uint64_t v = 0, pid = 0, seq = 0;
+	bool replay = false;
+	int rc;
+
+	*cp = NULL;
+	c = xcalloc(1, sizeof(*c));
+	c->endpoint = xstrdup(endpoint);
+	c->dead_ms = dead_ms;
+	c->next_rid = 1;
+	c->last_seq = last_seq;
+	c->last_heard = c->last_ping = zsock_now_ms();
+	if (h != NULL)
+		c->handler = *h;
+	rc = zsock_dealer(endpoint, NULL, &c->sock);
+	if (rc < 0)
+		goto out;
+	hello = msg_new(MSG_HELLO);
+	msg_set_str(hello, "client", "shiro");
+	msg_set_int(hello, "version", MSG_VERSION);
+	if (last_seq > 0)
+		msg_set_int(hello, "last_seq", (int64_t)last_seq);
+	rc = conn_request(c, hello, dead_ms, NULL, &welcome);
+	if (rc < 0)
+		goto out;
+	if (msg_type(welcome) == MSG_ERROR) {
+		const char *code = "", *text = "";
+
+		(void)msg_get_str(welcome, "code", &code, NULL);
+		(void)msg_get_str(welcome, "text", &text, NULL);
+		log_warnx("shirod refused this client (%s): %s", code, text);
+		rc = -SHIRO_ERR_PROTO;
+		goto out;
+	}
+	if (msg_type(welcome) != MSG_WELCOME) {
+		log_warnx("shirod answered HELLO with %s",
+		    msg_type_name(msg_type(welcome)));
+		rc = -SHIRO_ERR_PROTO;
+		goto out;
+	}
+	(void)msg_get_uint(welcome, "version", &v);
+	(void)msg_get_uint(welcome, "pid", &pid);
+	(void)msg_get_uint(welcome, "seq", &seq);
+	(void)msg_get_bool(welcome, "replay", &replay);
+	if (v != MSG_VERSION) {
+		log_warnx("shirod speaks protocol revision %llu and this "
+			  "client %d: install matching shiro and shirod",
+		    (unsigned long long)v, MSG_VERSION);
+		rc = -SHIRO_ERR_PROTO;
+		goto out;
+	}
+	c->daemon_pid = (pid_t)pid;
+	c->replay = replay;
+	/* Without replay the numbering starts again from the daemon's. */
+	if (!replay || last_seq == 0 || seq < last_seq)
+		c->last_seq = seq;
+	*cp = c;
+	c = NULL;
+out:
+	msg_destroy(&hello);
+	msg_destroy(&welcome);
+	if (c != NULL)
+		conn_close(&c);
+	return rc;
+}
+
+/* conn_bye - tell the daemon this client leaves (best effort). */
+void
+conn_bye(struct conn *c)
+{
+	struct msg *m;
+
+	m = msg_new(MSG_BYE);
+	msg_set_int(m, "rid", (int64_t)c->next_rid++);
+	(void)msg_send(c->sock, m, NULL);
+	msg_destroy(&m);
+}
+
+/* conn_close - close *cp's socket, free it and set *cp to NULL. */
+void
+conn_close(struct conn **cp)
+{
+	struct conn *c = *cp;
+
+	if (c == NULL)
+		return;
+	zsock_close(&c->sock);
+	free(c->endpoint);
+	free(c);
+	*cp = NULL;
+}

@@ -1,0 +1,54 @@
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/xmalloc.h"
+
+#include "helper.h"
+
+/* helper_find - the path of helper name, or NULL (see helper.h). */
+char *
+helper_find(const struct shiro *s, const char *name)
+{
+	const char *libexec = getenv("SHIRO_LIBEXEC");
+	char *path;
+
+	if (libexec != NULL && libexec[0] != '\0') {
+		path = xasprintf("%s/%s", libexec, name);
+		if (access(path, X_OK) == 0)
+			return path;
+		free(path);
+	}
+	path = xasprintf("%s/%s", s->self_dir, name);
+	if (access(path, X_OK) == 0)
+		return path;
+	free(path);
+	fprintf(stderr,
+	    "shiro: the helper program %s was not found in %s%s%s.\n"
+	    "Build it (make) or install it next to shiro, or point "
+	    "SHIRO_LIBEXEC at the directory that holds it.\n",
+	    name, s->self_dir,
+	    libexec != NULL && libexec[0] != '\0' ? " nor in " : "",
+	    libexec != NULL && libexec[0] != '\0' ? libexec : "");
+	return NULL;
+}
+
+/* helper_exec - replace this process with helper name (see helper.h). */
+int
+helper_exec(const struct shiro *s, const char *name, char **argv)
+{
+	char *path;
+
+	path = helper_find(s, name);
+	if (path == NULL)
+		return SHIRO_EXIT_NO_HELPER;
+	argv[0] = path;
+	fflush(stdout);
+	execv(path, argv);
+	fprintf(stderr, "shiro: cannot run %s: %s\n", path, strerror(errno));
+	free(path);
+	return errno == ENOENT || errno == EACCES ? SHIRO_EXIT_NO_HELPER
+						  : SHIRO_EXIT_FAIL;
+}

@@ -1,0 +1,26 @@
+/*
+ * helper.h - the helper programs shiro runs for some commands (shirod,
+ * shiro-store, shiro-jail, shiro-tool-worker).
+ *
+ * A helper is looked for in $SHIRO_LIBEXEC when that is set, then next
+ * to the shiro binary itself, so an uninstalled build/ tree works.
+ */
+#ifndef SHIRO_CLIENT_HELPER_H
+#define SHIRO_CLIENT_HELPER_H
+
+#include "shiro.h"
+
+/*
+ * helper_find - the path of helper name (caller frees), or NULL after
+ * printing where it was looked for and what to do.
+ */
+char *helper_find(const struct shiro *s, const char *name);
+
+/*
+ * helper_exec - replace this process with helper name and argv (argv[0]
+ * is set here; the array ends with NULL).  Returns only on failure, with
+ * the exit code to use (SHIRO_EXIT_NO_HELPER or SHIRO_EXIT_FAIL).
+ */
+int helper_exec(const struct shiro *s, const char *name, char **argv);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * render.h - what the client shows a person: documents, events and the
+ * status line, as plain text.
+ *
+ * The daemon defines the documents (docs/protocol.md); the client shows
+ * the keys it knows in a fixed way and any other key generically, as
+ * "key: value" lines, so a newer daemon's fields still show.
+ */
+#ifndef SHIRO_CLIENT_RENDER_H
+#define SHIRO_CLIENT_RENDER_H
+
+#include <stdint.h>
+
+#include "proto/buf.h"
+#include "proto/msg.h"
+
+/* The view's ceiling when the daemon does not say (spec 003). */
+#define RENDER_CEILING 128000
+
+/*
+ * render_size - a byte count the way the status line shows it: "812",
+ * "3.4K" under ten thousand, "12K", "1.2M" (K = 1000 bytes).
+ */
+void render_size(struct buf *out, uint64_t bytes);
+
+/* render_status_line - "mem N/128K" for a view of bytes under ceiling. */
+void render_status_line(struct buf *out, uint64_t bytes, uint64_t ceiling);
+
+/* render_doc - a REPLY's document as "key: value" lines. */
+void render_doc(struct buf *out, const struct msg_val *doc);
+
+/* render_memory - the memory document: its status, then each view line. */
+void render_memory(struct buf *out, const struct msg_val *doc);
+
+/* render_zoom - a ZOOM document: the node, its children or message. */
+void render_zoom(struct buf *out, const struct msg_val *doc);
+
+/* render_log - a LOG document: "#i date kind: text" per message. */
+void render_log(struct buf *out, const struct msg_val *doc);
+
+/* render_reply - the document that answers a request of type req. */
+void render_reply(
+    struct buf *out, enum msg_type req, const struct msg_val *doc);
+
+/* render_event - an EVENT as one or more lines (each ends with '\n'). */
+void render_event(struct buf *out, const struct msg *ev);
+
+/*
+ * render_event_json - an EVENT as one JSON object (no newline); an
+ * answer (ERROR, ACK) as its keys after "ev": its type's name.
+ */
+void render_event_json(struct buf *out, const struct msg *ev);
+
+#endif

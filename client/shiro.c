@@ -1,0 +1,864 @@
+/*
+ * shiro - the client of shirod: attach to the chat, send messages, ask
+ * about the memory, and run the helper programs.  See docs/client.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <locale.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/buf.h"
+#include "proto/log.h"
+#include "proto/msg.h"
+#include "proto/xmalloc.h"
+
+#include "attach.h"
+#include "cmd.h"
+#include "helper.h"
+#include "shiro.h"
+
+#define SHIRO_VERSION "0.1"
+
+/* One subcommand: its name, how it is used, and what it does. */
+struct shiro_cmd {
+	const char *name;
+	int (*run)(struct shiro *s, int argc, char **argv);
+	const char *usage;
+	const char *help;
+};
+
+static const struct shiro_cmd *shiro_find(const char *name);
+
+static const char shiro_usage[] =
+    "usage: shiro [GLOBAL OPTIONS]                 attach to the chat\n"
+    "       shiro [GLOBAL OPTIONS] -p [--json] [TEXT...]  one turn, "
+    "headless\n"
+    "       shiro [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n";
+
+static const char shiro_help[] =
+    "\n"
+    "shiro talks to shirod, the daemon that keeps one chat that never ends\n"
+    "and compresses it into one-line summaries.  Without a command it\n"
+    "attaches: type messages, /help lists the commands of that mode.\n"
+    "It starts shirod in the background when none runs.\n"
+    "\n"
+    "Commands:\n"
+    "  send      append a message without starting a turn; prints its id\n"
+    "  status    the daemon's state: messages, view sizes, workers, queues\n"
+    "  memory    the status and every line of the view; memory zoom ID N\n"
+    "  zoom      the messages or summaries under node ID+N\n"
+    "  log       the daemon's recent log lines\n"
+    "  stop      stop the daemon\n"
+    "  fsck      check (and repair) the chat on disk        (shiro-store)\n"
+    "  export    write the chat as the gist's files          (shiro-store)\n"
+    "  import    read a chat in the gist's files             (shiro-store)\n"
+    "  run       run a command in the tool jail              (shiro-jail)\n"
+    "  doctor    what the jail can use on this machine       (shiro-jail)\n"
+    "  tool      run one tool call, as the model would (shiro-tool-worker)\n"
+    "  help      help on a command\n"
+    "\n"
+    "Global options:\n"
+    "  --home DIR       the chat home (else $SHIRO_HOME, else ~/.shiro)\n"
+    "  --endpoint E     the daemon's socket (else $SHIRO_ENDPOINT, else\n"
+    "                   ipc://HOME/run/shirod.sock)\n"
+    "  --no-start       never start shirod; fail when none answers\n"
+    "  -p, --print      headless: send TEXT (or stdin) as a turn, print the\n"
+    "                   reply; --json prints one JSON event per line\n"
+    "  --json           print JSON instead of text (most commands)\n"
+    "  -h, --help       this help; COMMAND --help for a command's\n"
+    "  --version        the client's version and protocol revision\n"
+    "\n"
+    "Exit codes: 0 completed, 1 the daemon refused or failed the request,\n"
+    "2 bad usage, 3 no daemon answered, 4 no model is configured for\n"
+    "turns (the message was logged), 5 the model failed, 127 a helper\n"
+    "program is missing, 130 interrupted.  See docs/client.md.\n";
+
+/* shiro_usage_error - say what is wrong with the command line; exit 2. */
+static int __attribute__((format(printf, 2, 3)))
+shiro_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "shiro%s%s: ", cmd != NULL ? " " : "",
+	    cmd != NULL ? cmd : "");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nRun 'shiro %s%s--help' for the usage.\n",
+	    cmd != NULL ? cmd : "", cmd != NULL ? " " : "");
+	return SHIRO_EXIT_USAGE;
+}
+
+/* shiro_cmd_help - print the help of one command on stdout. */
+static int
+shiro_cmd_help(const struct shiro_cmd *c)
+{
+	printf("usage: shiro %s\n\n%s", c->usage, c->help);
+	return SHIRO_EXIT_OK;
+}
+
+/* The long options that every command understands. */
+enum {
+	OPT_HOME = 256,
+	OPT_ENDPOINT,
+	OPT_NO_START,
+	OPT_JSON,
+	OPT_VERSION,
+	OPT_KIND,
+	OPT_TAIL,
+	OPT_REPAIR,
+	OPT_GIST,
+	OPT_NET,
+	OPT_WORKSPACE,
+	OPT_TIMEOUT,
+};
+
+/* shiro_global_opt - apply a global option; 1 if c was one. */
+static int
+shiro_global_opt(struct shiro *s, int c, const char *arg)
+{
+	switch (c) {
+	case OPT_HOME:
+		free(s->home);
+		s->home = xstrdup(arg);
+		return 1;
+	case OPT_ENDPOINT:
+		free(s->endpoint);
+		s->endpoint = xstrdup(arg);
+		return 1;
+	case OPT_NO_START:
+		s->autostart = 0;
+		return 1;
+	case OPT_JSON:
+		s->json = 1;
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+#define SHIRO_GLOBAL_LONGOPTS \
+	{"home", required_argument, NULL, OPT_HOME}, \
+	    {"endpoint", required_argument, NULL, OPT_ENDPOINT}, \
+	    {"no-start", no_argument, NULL, OPT_NO_START}, \
+	    {"json", no_argument, NULL, OPT_JSON}, \
+	{ \
+		"help", no_argument, NULL, 'h' \
+	}
+
+/*
+ * shiro_parse - parse a command's options with longopts (the global ones
+ * are always understood); handle calls back for the others and returns
+ * 0, -1 for an option it does not take, or an exit code after saying
+ * what is wrong.  Returns -1 when the command may go on (optind is at
+ * the operands), or the exit code.
+ */
+static int
+shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
+    const struct option *extra,
+    int (*handle)(void *arg, int c, const char *optarg), void *arg,
+    int stop_at_operand)
+{
+	struct option longopts[24];
+	size_t n = 0, k;
+	const struct option global[] = {SHIRO_GLOBAL_LONGOPTS};
+	char bad[64];
+	int c, rc;
+
+	for (k = 0; k < sizeof(global) / sizeof(global[0]); k++)
+		longopts[n++] = global[k];
+	for (k = 0; extra != NULL && extra[k].name != NULL && n < 23; k++)
+		longopts[n++] = extra[k];
+	memset(&longopts[n], 0, sizeof(longopts[n]));
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, stop_at_operand ? "+h" : "h",
+		    longopts, NULL)) != -1) {
+		if (c == 'h')
+			return shiro_cmd_help(cmd);
+		if (shiro_global_opt(s, c, optarg))
+			continue;
+		if (c == '?' || c == ':') {
+			if (optopt != 0)
+				snprintf(bad, sizeof(bad), "-%c", optopt);
+			else
+				snprintf(
+				    bad, sizeof(bad), "%s", argv[optind - 1]);
+			return shiro_usage_error(cmd->name,
+			    "the option %s is unknown or lacks its value", bad);
+		}
+		rc = handle != NULL ? handle(arg, c, optarg) : -1;
+		if (rc > 0)
+			return rc;
+		if (rc < 0)
+			return shiro_usage_error(cmd->name,
+			    "the option %s is not understood here",
+			    argv[optind - 1]);
+	}
+	return -1;
+}
+
+/* shiro_parse_uint - a decimal number in 0..2^63-1; 0 or -1. */
+static int
+shiro_parse_uint(const char *s, uint64_t *vp)
+{
+	unsigned long long v;
+	char *end;
+
+	if (s[0] < '0' || s[0] > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v > (unsigned long long)INT64_MAX)
+		return -1;
+	*vp = v;
+	return 0;
+}
+
+/* shiro_join - the operands joined by spaces (caller frees). */
+static char *
+shiro_join(int argc, char **argv)
+{
+	struct buf b = BUF_INIT;
+	int k;
+
+	for (k = 0; k < argc; k++) {
+		if (k > 0)
+			buf_addc(&b, ' ');
+		buf_adds(&b, argv[k]);
+	}
+	return buf_steal(&b, NULL);
+}
+
+/* shiro_text - the operands, or stdin when there are none. */
+static char *
+shiro_text(const char *cmd, int argc, char **argv)
+{
+	char *text;
+
+	if (argc > 0)
+		return shiro_join(argc, argv);
+	if (isatty(STDIN_FILENO)) {
+		shiro_usage_error(cmd,
+		    "give the text as arguments or on "
+		    "stdin");
+		return NULL;
+	}
+	text = cmd_read_stdin();
+	if (text != NULL && text[0] == '\0') {
+		free(text);
+		shiro_usage_error(cmd, "the text on stdin is empty");
+		return NULL;
+	}
+	return text;
+}
+
+/* shiro_send_opt - the options of send. */
+static int
+shiro_send_opt(void *arg, int c, const char *optarg)
+{
+	const char **kind = arg;
+
+	if (c != OPT_KIND)
+		return -1;
+	*kind = optarg;
+	return 0;
+}
+
+/* shiro_run_send - shiro send [--kind user|note] [TEXT...]. */
+static int
+shiro_run_send(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"kind", required_argument, NULL, OPT_KIND}, {NULL, 0, NULL, 0}};
+	const char *kind = "user";
+	char *text;
+	int rc;
+
+	rc = shiro_parse(
+	    s, shiro_find("send"), argc, argv, opts, shiro_send_opt, &kind, 0);
+	if (rc >= 0)
+		return rc;
+	if (strcmp(kind, "user") != 0 && strcmp(kind, "note") != 0)
+		return shiro_usage_error(
+		    "send", "--kind must be user or note, not '%s'", kind);
+	text = shiro_text("send", argc - optind, argv + optind);
+	if (text == NULL)
+		return SHIRO_EXIT_USAGE;
+	rc = cmd_send(s, kind, text);
+	free(text);
+	return rc;
+}
+
+/* shiro_run_simple - status and stop: a request without arguments. */
+static int
+shiro_run_simple(struct shiro *s, int argc, char **argv)
+{
+	const struct shiro_cmd *cmd = shiro_find(argv[0]);
+	struct cmd_query q = {.type = MSG_STATUS};
+	int rc;
+
+	if (strcmp(cmd->name, "stop") == 0)
+		q.type = MSG_STOP;
+	rc = shiro_parse(s, cmd, argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return shiro_usage_error(cmd->name,
+		    "%s takes no operand ('%s')", cmd->name, argv[optind]);
+	return cmd_query(s, &q);
+}
+
+/* shiro_zoom_args - ID N into q; an exit code or -1. */
+static int
+shiro_zoom_args(const char *cmd, int argc, char **argv, struct cmd_query *q)
+{
+	if (argc != 2)
+		return shiro_usage_error(cmd, "zoom needs ID and N");
+	if (shiro_parse_uint(argv[0], &q->id) < 0)
+		return shiro_usage_error(
+		    cmd, "ID must be a message number, not '%s'", argv[0]);
+	if (shiro_parse_uint(argv[1], &q->n) < 0 || q->n == 0 ||
+	    (q->n & (q->n - 1)) != 0)
+		return shiro_usage_error(cmd,
+		    "N must be a power of two (1, 2, 4, ...), not '%s'",
+		    argv[1]);
+	if (q->id % q->n != 0)
+		return shiro_usage_error(cmd,
+		    "ID must be a multiple of N (a node is ID+N), see '%s'",
+		    argv[0]);
+	q->type = MSG_ZOOM;
+	return -1;
+}
+
+/* shiro_run_memory - shiro memory [zoom ID N]. */
+static int
+shiro_run_memory(struct shiro *s, int argc, char **argv)
+{
+	struct cmd_query q = {.type = MSG_MEMORY};
+	int rc;
+
+	rc = shiro_parse(
+	    s, shiro_find("memory"), argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc) {
+		if (strcmp(argv[optind], "zoom") != 0)
+			return shiro_usage_error("memory",
+			    "the only subcommand is zoom, not '%s'",
+			    argv[optind]);
+		rc = shiro_zoom_args(
+		    "memory", argc - optind - 1, argv + optind + 1, &q);
+		if (rc >= 0)
+			return rc;
+	}
+	return cmd_query(s, &q);
+}
+
+/* shiro_run_zoom - shiro zoom ID N. */
+static int
+shiro_run_zoom(struct shiro *s, int argc, char **argv)
+{
+	struct cmd_query q = {.type = MSG_ZOOM};
+	int rc;
+
+	rc =
+	    shiro_parse(s, shiro_find("zoom"), argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	rc = shiro_zoom_args("zoom", argc - optind, argv + optind, &q);
+	if (rc >= 0)
+		return rc;
+	return cmd_query(s, &q);
+}
+
+/* shiro_log_opt - the options of log. */
+static int
+shiro_log_opt(void *arg, int c, const char *optarg)
+{
+	struct cmd_query *q = arg;
+
+	if (c != OPT_TAIL)
+		return -1;
+	if (shiro_parse_uint(optarg, &q->tail) < 0)
+		return shiro_usage_error(
+		    "log", "--tail needs a number of lines, not '%s'", optarg);
+	q->has_tail = 1;
+	return 0;
+}
+
+/* shiro_run_log - shiro log [--tail N]. */
+static int
+shiro_run_log(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"tail", required_argument, NULL, OPT_TAIL}, {NULL, 0, NULL, 0}};
+	struct cmd_query q = {.type = MSG_LOG};
+	int rc;
+
+	rc = shiro_parse(
+	    s, shiro_find("log"), argc, argv, opts, shiro_log_opt, &q, 0);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return shiro_usage_error(
+		    "log", "log takes no operand ('%s')", argv[optind]);
+	return cmd_query(s, &q);
+}
+
+/* The options of the helper commands, collected to pass them on. */
+struct shiro_pass {
+	char **argv; /* what the helper gets, argv[0] left free */
+	int argc;
+	const char *gist; /* export and import: --gist DIR */
+};
+
+/* shiro_pass_add - append one argument for the helper. */
+static void
+shiro_pass_add(struct shiro_pass *p, const char *arg)
+{
+	p->argv = xreallocarray(p->argv, (size_t)p->argc + 2, sizeof(char *));
+	p->argv[p->argc++] = (char *)arg;
+	p->argv[p->argc] = NULL;
+}
+
+/* shiro_pass_opt - pass a helper command's option on. */
+static int
+shiro_pass_opt(void *arg, int c, const char *optarg)
+{
+	struct shiro_pass *p = arg;
+
+	switch (c) {
+	case OPT_REPAIR:
+		shiro_pass_add(p, "--repair");
+		return 0;
+	case OPT_GIST:
+		p->gist = optarg;
+		return 0;
+	case OPT_NET:
+		shiro_pass_add(p, "--net");
+		return 0;
+	case OPT_WORKSPACE:
+		shiro_pass_add(p, "--workspace");
+		shiro_pass_add(p, optarg);
+		return 0;
+	case OPT_TIMEOUT:
+		shiro_pass_add(p, "--timeout");
+		shiro_pass_add(p, optarg);
+		return 0;
+	default:
+		return -1;
+	}
+}
+
+/*
+ * shiro_run_store - fsck, export and import: shiro-store with the
+ * command, its options and the home.
+ */
+static int
+shiro_run_store(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"repair", no_argument, NULL, OPT_REPAIR},
+	    {"gist", required_argument, NULL, OPT_GIST}, {NULL, 0, NULL, 0}};
+	const struct shiro_cmd *cmd = shiro_find(argv[0]);
+	struct shiro_pass p = {NULL, 0, NULL};
+	int rc, fsck = strcmp(cmd->name, "fsck") == 0;
+
+	shiro_pass_add(&p, NULL);
+	shiro_pass_add(&p, cmd->name);
+	rc = shiro_parse(s, cmd, argc, argv, opts, shiro_pass_opt, &p, 0);
+	if (rc >= 0)
+		goto out;
+	rc = SHIRO_EXIT_USAGE;
+	if (optind < argc) {
+		shiro_usage_error(
+		    cmd->name, "unexpected operand '%s'", argv[optind]);
+		goto out;
+	}
+	if (fsck && p.gist != NULL) {
+		shiro_usage_error(cmd->name,
+		    "--gist is for export and "
+		    "import");
+		goto out;
+	}
+	if (!fsck && p.argc > 2) {
+		shiro_usage_error(cmd->name, "--repair is for fsck");
+		goto out;
+	}
+	if (!fsck && p.gist == NULL) {
+		shiro_usage_error(cmd->name, "--gist DIR is required");
+		goto out;
+	}
+	if (p.gist != NULL) {
+		shiro_pass_add(&p, "--gist");
+		shiro_pass_add(&p, p.gist);
+	}
+	shiro_pass_add(&p, s->home);
+	rc = helper_exec(s, "shiro-store", p.argv);
+out:
+	free(p.argv);
+	return rc;
+}
+
+/* shiro_run_run - shiro run [--net] [--workspace DIR] [--timeout S] --. */
+static int
+shiro_run_run(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"net", no_argument, NULL, OPT_NET},
+	    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+	    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+	    {NULL, 0, NULL, 0}};
+	struct shiro_pass p = {NULL, 0, NULL};
+	int rc, k;
+
+	shiro_pass_add(&p, NULL);
+	rc = shiro_parse(
+	    s, shiro_find("run"), argc, argv, opts, shiro_pass_opt, &p, 1);
+	if (rc >= 0)
+		goto out;
+	if (optind >= argc) {
+		rc = shiro_usage_error(
+		    "run", "name the command to run, after --");
+		goto out;
+	}
+	shiro_pass_add(&p, "--");
+	for (k = optind; k < argc; k++)
+		shiro_pass_add(&p, argv[k]);
+	rc = helper_exec(s, "shiro-jail", p.argv);
+out:
+	free(p.argv);
+	return rc;
+}
+
+/* shiro_run_doctor - shiro doctor [--json]. */
+static int
+shiro_run_doctor(struct shiro *s, int argc, char **argv)
+{
+	char *hargv[4] = {NULL, "--doctor", NULL, NULL};
+	int rc;
+
+	rc = shiro_parse(
+	    s, shiro_find("doctor"), argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	if (optind < argc)
+		return shiro_usage_error(
+		    "doctor", "doctor takes no operand ('%s')", argv[optind]);
+	if (s->json)
+		hargv[2] = "--json";
+	return helper_exec(s, "shiro-jail", hargv);
+}
+
+/* shiro_run_tool - shiro tool NAME JSON [--workspace DIR]. */
+static int
+shiro_run_tool(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"workspace", required_argument, NULL, OPT_WORKSPACE},
+	    {NULL, 0, NULL, 0}};
+	struct shiro_pass p = {NULL, 0, NULL}, ws = {NULL, 0, NULL};
+	int rc, k;
+
+	rc = shiro_parse(
+	    s, shiro_find("tool"), argc, argv, opts, shiro_pass_opt, &ws, 0);
+	if (rc >= 0)
+		goto out;
+	if (argc - optind != 2) {
+		rc = shiro_usage_error("tool",
+		    "give the tool's NAME and its arguments as one JSON "
+		    "object");
+		goto out;
+	}
+	shiro_pass_add(&p, NULL);
+	shiro_pass_add(&p, "--once");
+	shiro_pass_add(&p, argv[optind]);
+	shiro_pass_add(&p, argv[optind + 1]);
+	for (k = 0; k < ws.argc; k++)
+		shiro_pass_add(&p, ws.argv[k]);
+	rc = helper_exec(s, "shiro-tool-worker", p.argv);
+out:
+	free(p.argv);
+	free(ws.argv);
+	return rc;
+}
+
+/* shiro_run_help - shiro help [COMMAND]. */
+static int
+shiro_run_help(struct shiro *s, int argc, char **argv)
+{
+	const struct shiro_cmd *c;
+
+	(void)s;
+	if (argc >= 2 &&
+	    (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return shiro_cmd_help(shiro_find("help"));
+	if (argc > 2)
+		return shiro_usage_error("help", "help takes one command");
+	if (argc < 2) {
+		printf("%s%s", shiro_usage, shiro_help);
+		return SHIRO_EXIT_OK;
+	}
+	c = shiro_find(argv[1]);
+	if (c == NULL)
+		return shiro_usage_error(
+		    NULL, "there is no command '%s'", argv[1]);
+	return shiro_cmd_help(c);
+}
+
+static const struct shiro_cmd shiro_cmds[] = {
+    {"send", shiro_run_send, "send [--kind user|note] [--json] [TEXT...]",
+	"Appends TEXT (the operands joined by spaces, or all of stdin when\n"
+	"there are none) to the chat as one message of kind user (default)\n"
+	"or note, without starting a turn, and prints the message's id once\n"
+	"it is on disk.  The same key is sent again on a retry, so a message\n"
+	"is never logged twice.  --json prints the daemon's answer as JSON.\n"
+	"Starts shirod when none runs (unless --no-start).\n"},
+    {"status", shiro_run_simple, "status [--json]",
+	"Prints the daemon's state: the number of messages, the sizes of the\n"
+	"view and of the compaction view, unbuilt and in-flight nodes, the\n"
+	"workers by role and provider with their state, queue depths and\n"
+	"failures.  --json prints the document as one JSON object.\n"
+	"Never starts shirod: exit code 3 when none runs.\n"},
+    {"memory", shiro_run_memory, "memory [--json] [zoom ID N]",
+	"Prints the status and every line of the view, oldest first, each as\n"
+	"ID+N|summary.  'memory zoom ID N' is 'shiro zoom ID N'.\n"
+	"--json prints the document as one JSON object.\n"
+	"Never starts shirod: exit code 3 when none runs.\n"},
+    {"zoom", shiro_run_zoom, "zoom [--json] ID N",
+	"Prints what node ID+N covers: its two halves' summaries, or the\n"
+	"message itself when N is 1.  N is a power of two and ID a multiple\n"
+	"of it, as in the view's ID+N names.  --json prints one JSON object.\n"
+	"Never starts shirod: exit code 3 when none runs.\n"},
+    {"log", shiro_run_log, "log [--tail N] [--json]",
+	"Prints the daemon's recent log lines (the last N with --tail).\n"
+	"--json prints one JSON object.  Never starts shirod.\n"},
+    {"stop", shiro_run_simple, "stop [--json]",
+	"Asks the daemon to stop: it finishes writing, closes the store and\n"
+	"exits.  Attached clients are told.  Never starts shirod.\n"},
+    {"fsck", shiro_run_store, "fsck [--repair]",
+	"Checks the chat on disk (messages, tree, view) with shiro-store;\n"
+	"--repair fixes what can be fixed.  Run it while shirod is stopped.\n"},
+    {"export", shiro_run_store, "export --gist DIR",
+	"Writes the chat into DIR in the gist's layout (messages and tree\n"
+	"as JSONL files), with shiro-store.\n"},
+    {"import", shiro_run_store, "import --gist DIR",
+	"Reads a chat in the gist's layout from DIR into this home, with\n"
+	"shiro-store.  Run it while shirod is stopped.\n"},
+    {"run", shiro_run_run,
+	"run [--net] [--workspace DIR] [--timeout S] -- CMD [ARGS...]",
+	"Runs CMD in the tool jail with shiro-jail, as the model's tools run:\n"
+	"no network unless --net, DIR (default: the current directory)\n"
+	"writable, the rest of the system read-only, killed after S seconds.\n"
+	"The exit code is the command's.\n"},
+    {"doctor", shiro_run_doctor, "doctor [--json]",
+	"Reports what the jail can use on this machine (namespaces, seccomp,\n"
+	"Landlock, rlimits) with shiro-jail --doctor.\n"},
+    {"tool", shiro_run_tool, "tool NAME JSON [--workspace DIR]",
+	"Runs one call of tool NAME with the arguments JSON (an object) the\n"
+	"way the model's calls run, with shiro-tool-worker --once, and prints\n"
+	"its result.\n"},
+    {"help", shiro_run_help, "help [COMMAND]",
+	"Prints the help of COMMAND, or the list of commands.\n"},
+};
+
+/* shiro_find - the command called name, or NULL. */
+static const struct shiro_cmd *
+shiro_find(const char *name)
+{
+	size_t k;
+
+	for (k = 0; k < sizeof(shiro_cmds) / sizeof(shiro_cmds[0]); k++)
+		if (strcmp(shiro_cmds[k].name, name) == 0)
+			return &shiro_cmds[k];
+	return NULL;
+}
+
+/* shiro_abs - path made absolute against the working directory. */
+static char *
+shiro_abs(const char *path)
+{
+	char cwd[PATH_MAX];
+
+	if (path[0] == '/')
+		return xstrdup(path);
+	if (getcwd(cwd, sizeof(cwd)) == NULL)
+		return xstrdup(path);
+	return xasprintf("%s/%s", cwd, path);
+}
+
+/* shiro_resolve - the home, the endpoint and this binary's directory. */
+static int
+shiro_resolve(struct shiro *s)
+{
+	const char *env, *slash;
+	char exe[PATH_MAX], *home;
+	ssize_t r;
+	struct passwd *pw;
+
+	if (s->home == NULL) {
+		env = getenv("SHIRO_HOME");
+		if (env != NULL && env[0] != '\0') {
+			s->home = xstrdup(env);
+		} else {
+			env = getenv("HOME");
+			if (env == NULL || env[0] == '\0') {
+				pw = getpwuid(getuid());
+				env = pw != NULL ? pw->pw_dir : NULL;
+			}
+			if (env == NULL) {
+				fprintf(stderr,
+				    "shiro: no home directory is known; "
+				    "give the chat home with --home DIR or "
+				    "SHIRO_HOME.\n");
+				return SHIRO_EXIT_USAGE;
+			}
+			s->home = xasprintf("%s/.shiro", env);
+		}
+	}
+	home = shiro_abs(s->home);
+	free(s->home);
+	s->home = home;
+	while (strlen(s->home) > 1 && s->home[strlen(s->home) - 1] == '/')
+		s->home[strlen(s->home) - 1] = '\0';
+	if (s->endpoint == NULL) {
+		env = getenv("SHIRO_ENDPOINT");
+		s->endpoint = env != NULL && env[0] != '\0'
+		    ? xstrdup(env)
+		    : xasprintf("ipc://%s/run/shirod.sock", s->home);
+	}
+	if (strncmp(s->endpoint, "ipc://", 6) == 0)
+		s->sock_path = xstrdup(s->endpoint + 6);
+	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (r > 0) {
+		exe[r] = '\0';
+		slash = strrchr(exe, '/');
+		s->self_dir = slash != NULL && slash != exe
+		    ? xstrndup(exe, (size_t)(slash - exe))
+		    : xstrdup("/");
+	} else {
+		s->self_dir = xstrdup(".");
+	}
+	return -1;
+}
+
+/* shiro_free - release the resolved options. */
+static void
+shiro_free(struct shiro *s)
+{
+	free(s->home);
+	free(s->endpoint);
+	free(s->sock_path);
+	free(s->self_dir);
+}
+
+/* The headless mode, -p, described like a command. */
+static const struct shiro_cmd shiro_print_cmd = {"-p", NULL,
+    "-p [--json] [TEXT...]",
+    "Sends TEXT (the operands joined by spaces, or all of stdin when\n"
+    "there are none) as a user message that starts a turn, prints the\n"
+    "reply's text on stdout and exits.  --json prints every event of\n"
+    "the turn as one JSON object per line instead.  Exit codes: 0\n"
+    "completed, 4 no model is configured for turns (the message is\n"
+    "logged and summarized all the same), 5 the model failed, 3 no\n"
+    "daemon answered.\n"};
+
+/* shiro_print_mode - shiro -p [--json] [TEXT...]. */
+static int
+shiro_print_mode(struct shiro *s, int argc, char **argv)
+{
+	char *text;
+	int rc;
+
+	rc = shiro_parse(s, &shiro_print_cmd, argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	text = shiro_text("-p", argc - optind, argv + optind);
+	if (text == NULL)
+		return SHIRO_EXIT_USAGE;
+	rc = cmd_print(s, text);
+	free(text);
+	return rc;
+}
+
+/* main - parse the global options and run the command. */
+int
+main(int argc, char **argv)
+{
+	static const struct option longopts[] = {SHIRO_GLOBAL_LONGOPTS,
+	    {"print", no_argument, NULL, 'p'},
+	    {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0}};
+	struct shiro s;
+	const struct shiro_cmd *cmd;
+	int c, rc, print = 0;
+	char bad[64];
+
+	setlocale(LC_CTYPE, "");
+	log_init("shiro", LOG_LEVEL_WARN);
+	signal(SIGPIPE, SIG_IGN);
+	memset(&s, 0, sizeof(s));
+	s.autostart = 1;
+	s.dead_ms = SHIRO_DEAD_MS;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+hp", longopts, NULL)) != -1) {
+		if (shiro_global_opt(&s, c, optarg))
+			continue;
+		switch (c) {
+		case 'h':
+			if (print) {
+				rc = shiro_cmd_help(&shiro_print_cmd);
+				goto out;
+			}
+			printf("%s%s", shiro_usage, shiro_help);
+			rc = SHIRO_EXIT_OK;
+			goto out;
+		case 'p':
+			print = 1;
+			break;
+		case OPT_VERSION:
+			printf("shiro %s (protocol %s, revision %d)\n",
+			    SHIRO_VERSION, MSG_HEADER, MSG_VERSION);
+			rc = SHIRO_EXIT_OK;
+			goto out;
+		default:
+			if (optopt != 0)
+				snprintf(bad, sizeof(bad), "-%c", optopt);
+			else
+				snprintf(
+				    bad, sizeof(bad), "%s", argv[optind - 1]);
+			rc = shiro_usage_error(NULL,
+			    "the option %s is unknown or lacks its value", bad);
+			goto out;
+		}
+	}
+	rc = shiro_resolve(&s);
+	if (rc >= 0)
+		goto out;
+	if (print) {
+		rc = shiro_print_mode(&s, argc - optind + 1, argv + optind - 1);
+		goto out;
+	}
+	if (optind >= argc) {
+		rc = attach_run(&s);
+		goto out;
+	}
+	cmd = shiro_find(argv[optind]);
+	if (cmd == NULL) {
+		rc = shiro_usage_error(NULL,
+		    "there is no command '%s'; 'shiro -p TEXT' sends text",
+		    argv[optind]);
+		goto out;
+	}
+	rc = cmd->run(&s, argc - optind, argv + optind);
+out:
+	shiro_free(&s);
+	return rc;
+}

@@ -1,0 +1,328 @@
+/*
+ * test_client - the client's parts that need no daemon: the JSON writer
+ * (checked by a real JSON parser, python3), SHA-256 against published
+ * vectors, the history file on disk, and the status line's numbers.
+ */
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "client/hist.h"
+#include "client/json_out.h"
+#include "client/render.h"
+#include "client/sha256.h"
+#include "proto/buf.h"
+#include "proto/msg.h"
+#include "proto/xmalloc.h"
+#include "tests/harness.h"
+
+/* hex - d as lower-case hex in out (2 * n + 1 bytes). */
+static void
+hex(const uint8_t *d, size_t n, char *out)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		snprintf(out + 2 * k, 3, "%02x", d[k]);
+}
+
+/* SHA-256 gives the published digests (FIPS 180-4 examples, and a
+ * two-block message whose padding spills into a second block). */
+static void
+sha256_matches_known_vectors(void)
+{
+	uint8_t d[SHA256_LEN];
+	char h[65], *million;
+
+	sha256("", 0, d);
+	hex(d, sizeof(d), h);
+	CHECK_EQ_STR(h,
+	    "e3b0c44298fc1c149afbf4c8996fb924"
+	    "27ae41e4649b934ca495991b7852b855");
+	sha256("abc", 3, d);
+	hex(d, sizeof(d), h);
+	CHECK_EQ_STR(h,
+	    "ba7816bf8f01cfea414140de5dae2223"
+	    "b00361a396177a9cb410ff61f20015ad");
+	sha256(
+	    "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 56, d);
+	hex(d, sizeof(d), h);
+	CHECK_EQ_STR(h,
+	    "248d6a61d20638b8e5c026930c3e6039"
+	    "a33ce45964ff2167f6ecedd419db06c1");
+	million = xmalloc(1000000);
+	memset(million, 'a', 1000000);
+	sha256(million, 1000000, d);
+	hex(d, sizeof(d), h);
+	CHECK_EQ_STR(h,
+	    "cdc76e5c9914fb9281a1c7e284d73e67"
+	    "f1809a48a497200e046d39ccc7112cd0");
+	free(million);
+}
+
+/* python_json_ok - whether python3 parses text as JSON (and, when want
+ * is not NULL, re-dumps it as want). -1 when python3 is missing. */
+static int
+python_json_ok(const char *text, const char *want)
+{
+	char path[512], cmd[1400];
+	FILE *f;
+	int st;
+
+	snprintf(path, sizeof(path), "%s/doc.json", harness_tmpdir());
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	fputs(text, f);
+	fclose(f);
+	if (system("python3 -c 'pass' 2>/dev/null") != 0)
+		return -1;
+	if (want != NULL)
+		snprintf(cmd, sizeof(cmd),
+		    "python3 -c 'import json,sys; "
+		    "v=json.load(open(sys.argv[1])); "
+		    "sys.exit(0 if json.dumps(v, ensure_ascii=False, "
+		    "separators=(\",\",\":\")) == sys.argv[2] else 1)' %s '%s'",
+		    path, want);
+	else
+		snprintf(cmd, sizeof(cmd),
+		    "python3 -c 'import json,sys; "
+		    "json.load(open(sys.argv[1]))' "
+		    "%s",
+		    path);
+	st = system(cmd);
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0;
+}
+
+/* The writer puts commas and escapes where JSON wants them, and turns
+ * control characters and bad UTF-8 into escapes a parser accepts. */
+static void
+json_out_writes_valid_json(void)
+{
+	struct buf b = BUF_INIT;
+	struct json_out j;
+	const char nasty[] = "q\"b\\s\n\t\x01\x7f"
+			     "\xc3\xa9"
+			     "\xff\xc0\xaf"
+			     "\xed\xa0\x80";
+	int ok;
+
+	json_out_init(&j, &b);
+	json_out_begin_object(&j);
+	json_out_key(&j, "a");
+	json_out_int(&j, -5);
+	json_out_key(&j, "b");
+	json_out_begin_array(&j);
+	json_out_uint(&j, UINT64_MAX);
+	json_out_bool(&j, 1);
+	json_out_null(&j);
+	json_out_double(&j, 0.5);
+	json_out_begin_object(&j);
+	json_out_end_object(&j);
+	json_out_end_array(&j);
+	json_out_key(&j, "s");
+	json_out_strn(&j, nasty, sizeof(nasty) - 1);
+	json_out_end_object(&j);
+	CHECK_EQ_STR(b.data,
+	    "{\"a\":-5,\"b\":[18446744073709551615,true,null,"
+	    "0.5,{}],\"s\":\"q\\\"b\\\\s\\n\\t\\u0001\\u007f"
+	    "\xc3\xa9\\ufffd\\ufffd\\ufffd\\ufffd\\ufffd"
+	    "\\ufffd\"}");
+	ok = python_json_ok(b.data, NULL);
+	if (ok < 0)
+		harness_skip("python3 is not installed");
+	CHECK(ok == 1);
+	buf_free(&b);
+}
+
+/* A decoded protocol value (what REPLY carries) comes out as the same
+ * JSON document: maps in order, arrays, strings, numbers, booleans. */
+static void
+json_out_writes_protocol_values(void)
+{
+	struct msg *m = msg_new(MSG_REPLY);
+	struct buf b = BUF_INIT;
+	struct json_out j;
+	struct msg_val *doc, *arr, *sub;
+	const struct msg_val *got;
+	int ok;
+
+	msg_set_int(m, "rid", 7);
+	doc = msg_set_map(m, "doc");
+	msg_val_set_int(doc, "messages", 42);
+	msg_val_set_str(doc, "state", "ok \"quoted\"");
+	msg_val_set_bool(doc, "busy", false);
+	msg_val_set_nil(doc, "none");
+	arr = msg_val_set_arr(doc, "view");
+	msg_val_add_str(arr, "0+4|four messages");
+	sub = msg_val_add_map(arr);
+	msg_val_set_int(sub, "id", 4);
+	CHECK(msg_get_map(m, "doc", &got) == 0);
+	json_out_init(&j, &b);
+	json_out_val(&j, got);
+	CHECK_EQ_STR(b.data,
+	    "{\"messages\":42,\"state\":\"ok \\\"quoted\\\"\","
+	    "\"busy\":false,\"none\":null,\"view\":[\"0+4|four "
+	    "messages\",{\"id\":4}]}");
+	ok = python_json_ok(b.data, b.data);
+	if (ok < 0)
+		harness_skip("python3 is not installed");
+	CHECK(ok == 1);
+	msg_destroy(&m);
+	buf_free(&b);
+}
+
+/* read_file - the whole file at path (caller frees). */
+static char *
+read_file(const char *path)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	ssize_t r;
+	int fd = open(path, O_RDONLY);
+
+	CHECKF(fd >= 0, "cannot open %s", path);
+	while ((r = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&b, chunk, (size_t)r);
+	close(fd);
+	return b.data != NULL ? buf_steal(&b, NULL) : xstrdup("");
+}
+
+/* The history file is named by the directory's hash, holds a JSON
+ * array, skips a repeat of the last entry, keeps the last 200, and a
+ * second session sees the first one's entries. */
+static void
+hist_is_per_directory_and_capped(void)
+{
+	const char *home = harness_tmpdir();
+	struct hist *h1, *h2, *other;
+	char *path, *text, **items = NULL;
+	char want[128], line[32];
+	size_t n = 0, k;
+	uint8_t d[SHA256_LEN];
+	char hx[65];
+
+	sha256("/some/project", 13, d);
+	hex(d, 16, hx);
+	snprintf(want, sizeof(want), "%s/history/%s.json", home, hx);
+	path = hist_path(home, "/some/project");
+	CHECK_EQ_STR(path, want);
+	h1 = hist_open(home, "/some/project");
+	CHECK_EQ_INT(h1->n, 0);
+	CHECK(hist_add(h1, "first \"line\" \xc3\xa9") == 0);
+	CHECK(hist_add(h1, "first \"line\" \xc3\xa9") == 0);
+	CHECK(hist_add(h1, "second") == 0);
+	CHECK_EQ_INT(h1->n, 2);
+	text = read_file(path);
+	CHECK_EQ_STR(
+	    text, "[\n\"first \\\"line\\\" \xc3\xa9\",\n\"second\"\n]\n");
+	free(text);
+	h2 = hist_open(home, "/some/project");
+	CHECK_EQ_INT(h2->n, 2);
+	CHECK_EQ_STR(h2->items[0], "first \"line\" \xc3\xa9");
+	CHECK(hist_add(h2, "third") == 0);
+	CHECK(hist_add(h1, "fourth") == 0); /* h1 picks up "third" first */
+	CHECK_EQ_INT(h1->n, 4);
+	CHECK_EQ_STR(h1->items[2], "third");
+	other = hist_open(home, "/another");
+	CHECK_EQ_INT(other->n, 0);
+	for (k = 0; k < 250; k++) {
+		snprintf(line, sizeof(line), "entry %zu", k);
+		CHECK(hist_add(h1, line) == 0);
+	}
+	CHECK_EQ_INT(h1->n, HIST_MAX);
+	text = read_file(path);
+	CHECK(hist_parse(text, strlen(text), &items, &n) == 0);
+	CHECK_EQ_INT(n, HIST_MAX);
+	CHECK_EQ_STR(items[0], "entry 50");
+	CHECK_EQ_STR(items[HIST_MAX - 1], "entry 249");
+	for (k = 0; k < n; k++)
+		free(items[k]);
+	free(items);
+	free(text);
+	free(path);
+	hist_destroy(&h1);
+	hist_destroy(&h2);
+	hist_destroy(&other);
+	CHECK(h1 == NULL);
+}
+
+/* A malformed history file is refused (and then ignored), never crashes;
+ * escapes decode, including surrogate pairs. */
+static void
+hist_parse_is_strict(void)
+{
+	static const char *bad[] = {"", "[", "[\"a\"", "[\"a\",]", "{}", "[1]",
+	    "[\"a\"] x", "[\"\\q\"]", "[\"\\ud800\"]", "[\"\\u00\"]",
+	    "[\"a\nb\"]", "[\"\\u0000\"]"};
+	char **items = NULL;
+	size_t n = 0, k;
+	const char *home = harness_tmpdir();
+	struct hist *h;
+	char *path, dir[512];
+	const char *good;
+	int fd;
+
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		CHECKF(hist_parse(bad[k], strlen(bad[k]), &items, &n) < 0,
+		    "accepted %s", bad[k]);
+	good = " [ \"\\u00e9\\ud83d\\ude00\\n\" , \"x\" ] ";
+	CHECK(hist_parse(good, strlen(good), &items, &n) == 0);
+	CHECK_EQ_INT(n, 2);
+	CHECK_EQ_STR(items[0], "\xc3\xa9\xf0\x9f\x98\x80\n");
+	for (k = 0; k < n; k++)
+		free(items[k]);
+	free(items);
+	snprintf(dir, sizeof(dir), "%s/history", home);
+	CHECK(mkdir(dir, 0700) == 0);
+	path = hist_path(home, "/p");
+	fd = open(path, O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, "[\"x\", garbage", 13) == 13);
+	close(fd);
+	h = hist_open(home, "/p");
+	CHECK_EQ_INT(h->n, 0);
+	CHECK(hist_add(h, "fresh") == 0);
+	hist_destroy(&h);
+	h = hist_open(home, "/p");
+	CHECK_EQ_INT(h->n, 1);
+	CHECK_EQ_STR(h->items[0], "fresh");
+	hist_destroy(&h);
+	free(path);
+}
+
+/* The status line reads like the spec's "mem N/128K". */
+static void
+render_status_line_reads_well(void)
+{
+	static const struct {
+		uint64_t bytes;
+		const char *want;
+	} cases[] = {{0, "mem 0/128K"}, {812, "mem 812/128K"},
+	    {3456, "mem 3.4K/128K"}, {64000, "mem 64K/128K"},
+	    {127999, "mem 127K/128K"}, {1250000, "mem 1.2M/128K"}};
+	struct buf b = BUF_INIT;
+	size_t k;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		buf_reset(&b);
+		render_status_line(&b, cases[k].bytes, 128000);
+		CHECK_EQ_STR(b.data, cases[k].want);
+	}
+	buf_free(&b);
+}
+
+static const struct harness_test tests[] = {
+    HT(sha256_matches_known_vectors),
+    HT(json_out_writes_valid_json),
+    HT(json_out_writes_protocol_values),
+    HT(hist_is_per_directory_and_capped),
+    HT(hist_parse_is_strict),
+    HT(render_status_line_reads_well),
+};
+
+HARNESS_MAIN(tests)
