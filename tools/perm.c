@@ -514,6 +514,13 @@ perm_guard_argv(struct perm_g *g, char **argv, size_t argc, int depth)
 		return perm_hit(
 		    g, "runs the output of a download as a command");
 	prog = perm_base(argv[0]);
+	if (perm_in(prog, perm_interps))
+		for (j = 1; j < argc; j++)
+			if (perm_has_download(argv[j]))
+				return perm_hit(g,
+				    "%s runs the output of a "
+				    "download",
+				    prog);
 	if (strcmp(prog, "for") == 0 || strcmp(prog, "case") == 0 ||
 	    strcmp(prog, "select") == 0)
 		return 0;
@@ -1163,10 +1170,11 @@ perm_check(struct perm *p, struct perm_turn *turn, const char *tool,
 		goto out;
 	}
 	if (def->kind == TOOL_EXEC) {
-		const char *cmd =
-		    json_string_value(json_array_get(subjects, 0));
+		char *cmd =
+		    xstrdup(json_string_value(json_array_get(subjects, 0)));
 		if (perm_guard(cmd, why, sizeof(why))) {
 			perm_set(v, PERM_DENY, "refused by the guard: %s", why);
+			free(cmd);
 			goto out;
 		}
 		json_decref(subjects);
@@ -1176,8 +1184,10 @@ perm_check(struct perm *p, struct perm_turn *turn, const char *tool,
 			/* Rules that allow cannot apply to what does not
 			 * parse; deny rules still see the raw text. */
 			parsed = 0;
+			json_array_clear(subjects);
 			json_array_append_new(subjects, json_string(cmd));
 		}
+		free(cmd);
 	}
 	json_array_foreach(subjects, i, s)
 	{
