@@ -24,3 +24,4 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
 	$(link)
 
 SCRIPT_TESTS += tests/test_client_cli.sh
+SCRIPT_TESTS += tests/test_client_daemon.sh
