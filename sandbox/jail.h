@@ -41,7 +41,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "sandbox/sandbox.h"
+#include "sandbox.h"
 
 /* Which output stream a chunk came from (jail_output_fn). */
 enum jail_stream { JAIL_STDOUT = 1, JAIL_STDERR = 2 };
@@ -202,11 +202,12 @@ struct jail_features {
 	int seccomp; /* seccomp filters with KILL_PROCESS */
 	int mount_api; /* open_tree, move_mount, fsopen, mount_setattr */
 	int landlock_abi; /* 0: no Landlock */
-	int cgroup2; /* a cgroup v2 hierarchy we can create in */
-	int cgroup2_kill; /* cgroup.kill */
-	int cgroup_pids; /* pids limit (v2, else v1) */
-	int cgroup_memory; /* memory limit (v2, else v1) */
-	char cgroup_how[64]; /* "v2", "v1 (pids, memory)", "none" */
+	int pid_max; /* per-namespace pid_max (Linux 6.14) bounds
+				the number of processes */
+	int cgroup2; /* a cgroup v2 group we can create in */
+	int cgroup_pids; /* pids.max per run (v2, delegated) */
+	int cgroup_memory; /* memory.max per run (v2, delegated) */
+	char cgroup_how[96]; /* a line for the doctor */
 	char missing[256]; /* required features that are missing, or "" */
 };
 

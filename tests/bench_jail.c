@@ -1,0 +1,140 @@
+/*
+ * bench_jail - what a jailed `true` costs, side by side with a plain
+ * fork+exec of true and with bubblewrap, in one run.
+ *
+ *	build/bench/bench_jail [ROUNDS]
+ *
+ * Prints one row per way of running true: the mean wall time per run
+ * and the ratio to bwrap --unshare-all --ro-bind / / true.
+ */
+#include <errno.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/err.h"
+#include "sandbox/jail.h"
+
+extern char **environ;
+
+/* bench_now - monotonic seconds. */
+static double
+bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* bench_spawn - fork+exec argv and wait; 0 if it exited 0. */
+static int
+bench_spawn(char *const *argv)
+{
+	pid_t pid;
+	int st;
+
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+		return -1;
+	if (waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+}
+
+/* bench_jail_once - jail_run of true in ws. */
+static int
+bench_jail_once(const char *ws)
+{
+	static const char *const argv[] = {"true", NULL};
+	struct jail_result res;
+	struct jail_spec spec;
+
+	jail_spec_init(&spec);
+	spec.argv = argv;
+	spec.workspace = ws;
+	if (jail_run(&spec, &res) != 0)
+		return -1;
+	return res.exited && res.exit_code == 0 ? 0 : -1;
+}
+
+int
+main(int argc, char **argv)
+{
+	char self[4096], jailbin[4200], ws[] = "/tmp/shiro-bench-XXXXXX";
+	char *plain[] = {"true", NULL};
+	char *bwrap[] = {
+	    "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true", NULL};
+	char *cli[] = {jailbin, "--workspace", ws, "--", "true", NULL};
+	double t[4] = {0, 0, 0, 0}, start;
+	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap;
+	ssize_t n;
+	char *slash;
+
+	if (rounds <= 0 || rounds > 100000)
+		rounds = 200;
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = '\0';
+	slash = strrchr(self, '/');
+	*slash = '\0';
+	/* build/bench/bench_jail -> build/shiro-jail */
+	snprintf(jailbin, sizeof(jailbin), "%s/../shiro-jail", self);
+	if (mkdtemp(ws) == NULL)
+		return 1;
+	have_bwrap = bench_spawn(bwrap) == 0;
+	if (bench_jail_once(ws) != 0 || bench_spawn(cli) != 0) {
+		fprintf(stderr, "bench_jail: the jail does not run here\n");
+		rmdir(ws);
+		return 1;
+	}
+	/* Interleave the four ways so that drift hits them alike. */
+	for (i = 0; i < rounds; i++) {
+		for (k = 0; k < 4; k++) {
+			start = bench_now();
+			switch (k) {
+			case 0:
+				if (bench_spawn(plain) != 0)
+					return 1;
+				break;
+			case 1:
+				if (bench_jail_once(ws) != 0)
+					return 1;
+				break;
+			case 2:
+				if (bench_spawn(cli) != 0)
+					return 1;
+				break;
+			case 3:
+				if (have_bwrap && bench_spawn(bwrap) != 0)
+					return 1;
+				break;
+			}
+			t[k] += bench_now() - start;
+		}
+	}
+	rmdir(ws);
+	printf("bench_jail: %d runs each, mean wall time per run of true\n",
+	    rounds);
+	printf("  %-44s %9s %9s\n", "how", "ms/run", "vs bwrap");
+	{
+		static const char *names[] = {"fork+exec true (no jail)",
+		    "jail_run() in-process", "shiro-jail -- true",
+		    "bwrap --unshare-all --ro-bind / / true"};
+		for (k = 0; k < 4; k++) {
+			if (k == 3 && !have_bwrap) {
+				printf("  %-44s %9s\n", names[k], "absent");
+				continue;
+			}
+			printf("  %-44s %9.3f", names[k], t[k] / rounds * 1e3);
+			if (have_bwrap)
+				printf(" %8.2fx", t[k] / t[3]);
+			printf("\n");
+		}
+	}
+	return 0;
+}
