@@ -232,11 +232,12 @@ static long
 apply_patch_find(const struct apply_patch_vec *lines,
     const struct apply_patch_vec *old, size_t from, size_t want)
 {
-	size_t d, maxd = lines->n + 1;
+	size_t d, maxd;
 	int loose;
 
 	if (want < from)
 		want = from;
+	maxd = (want > lines->n ? want : lines->n) + 1;
 	for (loose = 0; loose < 2; loose++)
 		for (d = 0; d <= maxd; d++) {
 			if (want + d <= lines->n &&

@@ -16,12 +16,15 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 TOOLS_LINK := $(TOOLS_LIB) $(SANDBOX_LIB) $(UTIL_LIB)
 TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP)
 
-TOOLS_TESTS := test_perm
+TOOLS_TESTS := test_perm test_tools
 TESTS += $(TOOLS_TESTS:%=$(BUILD)/tests/%)
 OBJS += $(TOOLS_TESTS:%=$(BUILD)/tests/%.o)
 
+# The helpers every catalogue test links.
+TOOLS_TEST_UTIL := $(BUILD)/tests/test_tools_util.o
+OBJS += $(TOOLS_TEST_UTIL)
 $(foreach t,$(TOOLS_TESTS),$(eval $(BUILD)/tests/$(t): \
-	$(BUILD)/tests/$(t).o $(HARNESS_OBJ) $(TOOLS_LINK)))
+	$(BUILD)/tests/$(t).o $(TOOLS_TEST_UTIL) $(HARNESS_OBJ) $(TOOLS_LINK)))
 $(TOOLS_TESTS:%=$(BUILD)/tests/%): LDLIBS += $(TOOLS_LDLIBS) -lpthread
 $(TOOLS_TESTS:%=$(BUILD)/tests/%):
 	$(link)

@@ -1,0 +1,582 @@
+/* test_tools - the file tools: behaviour, caps and errors, on disk. */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "proto/buf.h"
+#include "tests/harness.h"
+#include "tests/test_tools_util.h"
+#include "tools/text.h"
+#include "tools/tool.h"
+
+/* read_file gives lines, pages with offset/limit, and says what is left. */
+static void
+read_file_pages(void)
+{
+	struct tt t;
+	struct buf b = BUF_INIT;
+	json_t *r;
+	int i;
+
+	tt_setup(&t);
+	for (i = 1; i <= 2500; i++)
+		buf_printf(&b, "line %d\n", i);
+	tt_put(t.ws, "big.txt", b.data);
+	buf_free(&b);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "big.txt"));
+	CHECK(tt_ok(r));
+	CHECK_EQ_INT(json_integer_value(json_object_get(r, "last_line")), 2000);
+	CHECK(json_is_true(json_object_get(r, "more")));
+	CHECK_EQ_INT(
+	    json_integer_value(json_object_get(r, "next_offset")), 2001);
+	CHECK(strncmp(tt_str(r, "content"), "line 1\nline 2\n", 14) == 0);
+	json_decref(r);
+	r = tt_call(&t, "read_file",
+	    json_pack(
+		"{sssisi}", "path", "big.txt", "offset", 2499, "limit", 10));
+	CHECK(tt_ok(r));
+	CHECK_EQ_STR(tt_str(r, "content"), "line 2499\nline 2500\n");
+	CHECK(json_is_false(json_object_get(r, "more")));
+	json_decref(r);
+	r = tt_call(&t, "read_file",
+	    json_pack("{sssi}", "path", "big.txt", "limit", 5000));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	/* A last line without a newline is still a line. */
+	tt_put(t.ws, "nonl.txt", "a\nb");
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "./nonl.txt"));
+	CHECK_EQ_STR(tt_str(r, "content"), "a\nb");
+	CHECK_EQ_INT(json_integer_value(json_object_get(r, "last_line")), 2);
+	json_decref(r);
+}
+
+/* read_file refuses binaries, secrets, directories, FIFOs, and missing
+ * files, each with a sentence. */
+static void
+read_file_refuses(void)
+{
+	struct tt t;
+	char path[PATH_MAX + 16];
+	json_t *r;
+	int fd;
+
+	tt_setup(&t);
+	snprintf(path, sizeof(path), "%s/bin.dat", t.ws);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	CHECK(write(fd, "ab\0cd", 5) == 5);
+	close(fd);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "bin.dat"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "binary"));
+	json_decref(r);
+	tt_put(t.ws, ".env", "TOKEN=1\n");
+	tt_put(t.ws, "keys/server.pem", "KEY\n");
+	tt_put(t.ws, ".env.example", "TOKEN=\n");
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", ".env"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "secret"));
+	json_decref(r);
+	r = tt_call(
+	    &t, "read_file", json_pack("{ss}", "path", "keys/server.pem"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "secret"));
+	json_decref(r);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", ".env.example"));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "keys"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "directory"));
+	json_decref(r);
+	snprintf(path, sizeof(path), "%s/fifo", t.ws);
+	CHECK(mkfifo(path, 0644) == 0);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "fifo"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "not a regular file"));
+	json_decref(r);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "nope.txt"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "does not exist"));
+	json_decref(r);
+	r = tt_call(&t, "read_file", json_pack("{si}", "path", 3));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	r = tt_call(&t, "read_file", json_pack("{}"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "missing"));
+	json_decref(r);
+}
+
+/* Output is clipped to head and tail, 30,000 characters in all. */
+static void
+read_file_clips_output(void)
+{
+	struct tt t;
+	struct buf b = BUF_INIT;
+	const char *c;
+	json_t *r;
+	int i;
+
+	tt_setup(&t);
+	buf_adds(&b, "HEAD");
+	for (i = 0; i < 100000; i++)
+		buf_adds(&b, "\xc3\xa9"); /* two bytes, one character */
+	buf_adds(&b, "TAIL\n");
+	tt_put(t.ws, "long.txt", b.data);
+	buf_free(&b);
+	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "long.txt"));
+	CHECK(tt_ok(r));
+	c = tt_str(r, "content");
+	CHECK(text_chars(c, strlen(c)) <= TOOL_MAX_OUTPUT);
+	CHECK(text_chars(c, strlen(c)) > TOOL_MAX_OUTPUT - 200);
+	CHECK(strncmp(c, "HEAD", 4) == 0);
+	CHECK(strstr(c, "TAIL\n") != NULL);
+	CHECK(strstr(c, "characters cut") != NULL);
+	CHECK(text_utf8_valid(c, strlen(c)));
+	CHECK(json_is_true(json_object_get(r, "clipped")));
+	json_decref(r);
+}
+
+/* read_many_files reports each file in order, errors inline. */
+static void
+read_many_files_inline_errors(void)
+{
+	struct tt t;
+	json_t *r, *files, *paths = json_array();
+	int i;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a", "A\n");
+	tt_put(t.ws, "b", "B\n");
+	r = tt_call(&t, "read_many_files",
+	    json_pack("{s[sss]}", "paths", "a", "missing", "b"));
+	CHECK(tt_ok(r));
+	files = json_object_get(r, "files");
+	CHECK_EQ_INT(json_array_size(files), 3);
+	CHECK_EQ_STR(tt_str(json_array_get(files, 0), "content"), "A\n");
+	CHECK(!tt_ok(json_array_get(files, 1)));
+	CHECK_EQ_STR(tt_str(json_array_get(files, 1), "path"), "missing");
+	CHECK_EQ_STR(tt_str(json_array_get(files, 2), "content"), "B\n");
+	json_decref(r);
+	for (i = 0; i < 21; i++)
+		json_array_append_new(paths, json_string("a"));
+	r = tt_call(&t, "read_many_files", json_pack("{so}", "paths", paths));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "at most 20"));
+	json_decref(r);
+}
+
+/* write_file creates (with parents) and replaces, keeps the mode, and
+ * leaves no temp or journal behind. */
+static void
+write_file_atomic_replace(void)
+{
+	struct tt t;
+	char path[PATH_MAX + 16];
+	struct stat st;
+	json_t *r;
+
+	tt_setup(&t);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", "d/e/new.txt", "content", "one\n"));
+	CHECK(tt_ok(r) && json_is_true(json_object_get(r, "created")));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "d/e/new.txt", "one\n"));
+	snprintf(path, sizeof(path), "%s/d/e/new.txt", t.ws);
+	CHECK(chmod(path, 0751) == 0);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", "d/e/new.txt", "content", "two\n"));
+	CHECK(tt_ok(r) && json_is_false(json_object_get(r, "created")));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "d/e/new.txt", "two\n"));
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 07777) == 0751);
+	r = tt_call(
+	    &t, "list_dir", json_pack("{sssi}", "path", ".", "depth", 6));
+	CHECK_EQ_STR(tt_str(r, "entries"), "d/\nd/e/\nd/e/new.txt\n");
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, ".shiro-journal") &&
+	    !tt_exists(t.ws, ".shiro-journal.prep"));
+	r = tt_call(&t, "write_file", json_pack("{ss}", "path", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	r = tt_call(
+	    &t, "write_file", json_pack("{ssss}", "path", "d", "content", "x"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "directory"));
+	json_decref(r);
+}
+
+/* edit_file: a unique match, replace_all, and clear refusals. */
+static void
+edit_file_unique_or_all(void)
+{
+	struct tt t;
+	json_t *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "f.c", "int a;\nint b;\nint a;\n");
+	r = tt_call(&t, "edit_file",
+	    json_pack("{ssssss}", "path", "f.c", "old_string", "int b;",
+		"new_string", "long b;"));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "f.c", "int a;\nlong b;\nint a;\n"));
+	r = tt_call(&t, "edit_file",
+	    json_pack("{ssssss}", "path", "f.c", "old_string", "int a;",
+		"new_string", "x"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "occurs 2 times"));
+	json_decref(r);
+	r = tt_call(&t, "edit_file",
+	    json_pack("{sssssssb}", "path", "f.c", "old_string", "int a;",
+		"new_string", "char a;", "replace_all", 1));
+	CHECK(tt_ok(r));
+	CHECK_EQ_INT(json_integer_value(json_object_get(r, "replacements")), 2);
+	json_decref(r);
+	CHECK(tt_same(t.ws, "f.c", "char a;\nlong b;\nchar a;\n"));
+	r = tt_call(&t, "edit_file",
+	    json_pack("{ssssss}", "path", "f.c", "old_string", "nothing",
+		"new_string", "x"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "not found"));
+	json_decref(r);
+	r = tt_call(&t, "edit_file",
+	    json_pack("{ssssss}", "path", "f.c", "old_string", "", "new_string",
+		"x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "f.c", "char a;\nlong b;\nchar a;\n"));
+}
+
+/* multi_edit: applied in order across files, or not at all. */
+static void
+multi_edit_all_or_nothing(void)
+{
+	struct tt t;
+	json_t *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "alpha beta\n");
+	tt_put(t.ws, "b.txt", "gamma\n");
+	r = tt_call(&t, "multi_edit",
+	    json_pack("{ss s[{ssss} {ssss} {ssssss}]}", "path", "a.txt",
+		"edits", "old_string", "alpha", "new_string", "ALPHA",
+		"old_string", "ALPHA beta", "new_string", "done", "path",
+		"b.txt", "old_string", "gamma", "new_string", "GAMMA"));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "a.txt", "done\n"));
+	CHECK(tt_same(t.ws, "b.txt", "GAMMA\n"));
+	/* The second file's edit fails: the first file stays as it was. */
+	r = tt_call(&t, "multi_edit",
+	    json_pack("{s[{ssssss} {ssssss}]}", "edits", "path", "a.txt",
+		"old_string", "done", "new_string", "redone", "path", "b.txt",
+		"old_string", "absent", "new_string", "x"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "nothing was written"));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "a.txt", "done\n"));
+	CHECK(tt_same(t.ws, "b.txt", "GAMMA\n"));
+}
+
+/* apply_patch modifies, creates and deletes in one set, tolerates
+ * shifted hunks, and writes nothing when any part fails. */
+static void
+apply_patch_applies_or_nothing(void)
+{
+	struct tt t;
+	json_t *r;
+	const char *patch =
+	    "diff --git a/src/m.c b/src/m.c\n"
+	    "--- a/src/m.c\n"
+	    "+++ b/src/m.c\n"
+	    "@@ -10,3 +10,3 @@\n" /* wrong line numbers: found nearby */
+	    " one\n"
+	    "-two\n"
+	    "+TWO\n"
+	    " three\n"
+	    "--- /dev/null\n"
+	    "+++ b/docs/new.md\n"
+	    "@@ -0,0 +1,2 @@\n"
+	    "+# New\n"
+	    "+text\n"
+	    "--- a/old.txt\n"
+	    "+++ /dev/null\n"
+	    "@@ -1 +0,0 @@\n"
+	    "-bye\n";
+
+	tt_setup(&t);
+	tt_put(t.ws, "src/m.c", "zero\none\ntwo\nthree\nfour\n");
+	tt_put(t.ws, "old.txt", "bye\n");
+	r = tt_call(&t, "apply_patch", json_pack("{ss}", "patch", patch));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	CHECK_EQ_INT(json_array_size(json_object_get(r, "files")), 3);
+	json_decref(r);
+	CHECK(tt_same(t.ws, "src/m.c", "zero\none\nTWO\nthree\nfour\n"));
+	CHECK(tt_same(t.ws, "docs/new.md", "# New\ntext\n"));
+	CHECK(!tt_exists(t.ws, "old.txt"));
+	/* The second hunk does not apply: the first file is untouched. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/src/m.c\n+++ b/src/m.c\n@@ -1,2 +1,2 @@\n zero\n-one\n"
+		"+ONE\n--- a/docs/new.md\n+++ b/docs/new.md\n@@ -1 +1 @@\n"
+		"-# Old\n+# Newer\n"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "does not apply"));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "src/m.c", "zero\none\nTWO\nthree\nfour\n"));
+	CHECK(tt_same(t.ws, "docs/new.md", "# New\ntext\n"));
+	/* Creating a file that exists is refused. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- /dev/null\n+++ b/src/m.c\n@@ -0,0 +1 @@\n+x\n"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "src/m.c", "zero\none\nTWO\nthree\nfour\n"));
+	/* "\ No newline at end of file" is honoured. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/docs/new.md\n+++ b/docs/new.md\n@@ -1,2 +1,2 @@\n"
+		" # New\n-text\n+last\n\\ No newline at end of file\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "docs/new.md", "# New\nlast"));
+	r = tt_call(&t, "apply_patch", json_pack("{ss}", "patch", "hello"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "unified diff"));
+	json_decref(r);
+}
+
+/* move_file and delete_file. */
+static void
+move_and_delete(void)
+{
+	struct tt t;
+	json_t *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "A");
+	tt_put(t.ws, "b.txt", "B");
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "b.txt"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "already exists"));
+	json_decref(r);
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "sub/c.txt"));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "sub/c.txt", "A") && !tt_exists(t.ws, "a.txt"));
+	r = tt_call(&t, "move_file",
+	    json_pack("{sssssb}", "from", "sub/c.txt", "to", "b.txt",
+		"overwrite", 1));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	CHECK(tt_same(t.ws, "b.txt", "A"));
+	r = tt_call(
+	    &t, "move_file", json_pack("{ssss}", "from", "sub", "to", "sub2"));
+	CHECK(tt_ok(r) && tt_exists(t.ws, "sub2"));
+	json_decref(r);
+	r = tt_call(&t, "delete_file", json_pack("{ss}", "path", "sub2"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "directory"));
+	json_decref(r);
+	r = tt_call(&t, "delete_file", json_pack("{ss}", "path", "b.txt"));
+	CHECK(tt_ok(r) && !tt_exists(t.ws, "b.txt"));
+	json_decref(r);
+	r = tt_call(&t, "delete_file", json_pack("{ss}", "path", "b.txt"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "does not exist"));
+	json_decref(r);
+}
+
+/* list_dir honours .gitignore, depth and the 300-entry cap. */
+static void
+list_dir_ignore_depth_cap(void)
+{
+	struct tt t;
+	char name[64];
+	json_t *r;
+	int i;
+
+	tt_setup(&t);
+	tt_put(t.ws, ".gitignore", "build/\n*.o\n!keep.o\n");
+	tt_put(t.ws, "build/out", "x");
+	tt_put(t.ws, "a.o", "x");
+	tt_put(t.ws, "keep.o", "x");
+	tt_put(t.ws, "src/deep/er/f.c", "x");
+	tt_put(t.ws, "src/.gitignore", "gen.c\n");
+	tt_put(t.ws, "src/gen.c", "x");
+	tt_put(t.ws, ".git/HEAD", "x");
+	r = tt_call(&t, "list_dir", json_pack("{si}", "depth", 2));
+	CHECK_EQ_STR(tt_str(r, "entries"),
+	    ".gitignore\nkeep.o\nsrc/\nsrc/.gitignore\nsrc/deep/\n");
+	json_decref(r);
+	r = tt_call(
+	    &t, "list_dir", json_pack("{sssi}", "path", "src", "depth", 6));
+	CHECK_EQ_STR(
+	    tt_str(r, "entries"), ".gitignore\ndeep/\ndeep/er/\ndeep/er/f.c\n");
+	json_decref(r);
+	r = tt_call(&t, "list_dir", json_pack("{si}", "depth", 7));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	for (i = 0; i < 400; i++) {
+		snprintf(name, sizeof(name), "many/f%03d", i);
+		tt_put(t.ws, name, "");
+	}
+	r = tt_call(&t, "list_dir", json_pack("{ss}", "path", "many"));
+	CHECK(tt_ok(r));
+	CHECK_EQ_INT(json_integer_value(json_object_get(r, "count")), 300);
+	CHECK(json_is_true(json_object_get(r, "truncated")));
+	json_decref(r);
+}
+
+/* glob matches with ** and caps at 200. */
+static void
+glob_matches_and_caps(void)
+{
+	struct tt t;
+	char name[64];
+	json_t *r, *m;
+	int i;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.c", "");
+	tt_put(t.ws, "src/b.c", "");
+	tt_put(t.ws, "src/x/c.c", "");
+	tt_put(t.ws, "src/x/c.h", "");
+	tt_put(t.ws, ".gitignore", "ignored/\n");
+	tt_put(t.ws, "ignored/d.c", "");
+	r = tt_call(&t, "glob", json_pack("{ss}", "pattern", "src/**/*.c"));
+	m = json_object_get(r, "matches");
+	CHECK_EQ_INT(json_array_size(m), 2);
+	CHECK_EQ_STR(json_string_value(json_array_get(m, 0)), "src/b.c");
+	CHECK_EQ_STR(json_string_value(json_array_get(m, 1)), "src/x/c.c");
+	json_decref(r);
+	r = tt_call(&t, "glob", json_pack("{ss}", "pattern", "*.c"));
+	CHECK_EQ_INT(json_array_size(json_object_get(r, "matches")), 3);
+	json_decref(r);
+	for (i = 0; i < 250; i++) {
+		snprintf(name, sizeof(name), "gen/g%03d.c", i);
+		tt_put(t.ws, name, "");
+	}
+	r = tt_call(
+	    &t, "glob", json_pack("{ssss}", "pattern", "*.c", "path", "gen"));
+	CHECK_EQ_INT(json_array_size(json_object_get(r, "matches")), 200);
+	CHECK(json_is_true(json_object_get(r, "truncated")));
+	json_decref(r);
+	r = tt_call(&t, "glob", json_pack("{ss}", "pattern", "[a-"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+}
+
+/* grep finds lines, skips ignored, binary and secret files, and caps
+ * hits at 200 and output at 30,000 characters. */
+static void
+grep_finds_and_caps(void)
+{
+	struct tt t;
+	struct buf b = BUF_INIT;
+	char name[64], path[PATH_MAX + 16];
+	const char *out;
+	json_t *r;
+	int i, fd;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.c", "int main(void)\n{\n\treturn MAIN;\n}\n");
+	tt_put(t.ws, "b.h", "#define MAIN 0\n");
+	tt_put(t.ws, ".gitignore", "gen/\n");
+	tt_put(t.ws, "gen/c.c", "main\n");
+	tt_put(t.ws, ".env", "main=secret\n");
+	snprintf(path, sizeof(path), "%s/bin", t.ws);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	CHECK(write(fd, "main\0", 5) == 5);
+	close(fd);
+	r = tt_call(&t, "grep", json_pack("{ss}", "pattern", "main"));
+	CHECK_EQ_STR(tt_str(r, "output"), "a.c:1:int main(void)\n");
+	json_decref(r);
+	r = tt_call(&t, "grep",
+	    json_pack("{sssb}", "pattern", "main", "ignore_case", 1));
+	CHECK_EQ_STR(tt_str(r, "output"),
+	    "a.c:1:int main(void)\na.c:3:\treturn MAIN;\nb.h:1:#define MAIN "
+	    "0\n");
+	json_decref(r);
+	r = tt_call(&t, "grep",
+	    json_pack("{sssssb}", "pattern", "main", "glob", "*.h",
+		"ignore_case", 1));
+	CHECK_EQ_STR(tt_str(r, "output"), "b.h:1:#define MAIN 0\n");
+	json_decref(r);
+	r = tt_call(&t, "grep", json_pack("{ss}", "pattern", "(unclosed"));
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "regular expression"));
+	json_decref(r);
+	for (i = 0; i < 300; i++)
+		buf_printf(&b, "hit %d\n", i);
+	tt_put(t.ws, "many/hits.txt", b.data);
+	buf_reset(&b);
+	r = tt_call(
+	    &t, "grep", json_pack("{ssss}", "pattern", "^hit", "path", "many"));
+	CHECK_EQ_INT(json_integer_value(json_object_get(r, "hits")), 200);
+	CHECK(json_is_true(json_object_get(r, "truncated")));
+	json_decref(r);
+	for (i = 0; i < 150; i++) {
+		int k;
+		buf_reset(&b);
+		for (k = 0; k < 40; k++)
+			buf_adds(&b, "long match line with many words in it; ");
+		buf_addc(&b, '\n');
+		snprintf(name, sizeof(name), "wide/w%03d.txt", i);
+		tt_put(t.ws, name, b.data);
+	}
+	buf_free(&b);
+	r = tt_call(&t, "grep",
+	    json_pack("{ssss}", "pattern", "match", "path", "wide"));
+	out = tt_str(r, "output");
+	CHECK(text_chars(out, strlen(out)) <= TOOL_MAX_OUTPUT);
+	CHECK(strstr(out, "characters cut") != NULL);
+	CHECK(strstr(out, "wide/w149.txt") != NULL);
+	json_decref(r);
+}
+
+/* The catalogue: schemas parse, unknown tools and bad args are results. */
+static void
+catalogue_schemas_and_errors(void)
+{
+	struct tt t;
+	json_t *s = tool_schemas(), *v, *r, *subj;
+	size_t i;
+
+	CHECK_EQ_INT(json_array_size(s), 12);
+	json_array_foreach(s, i, v)
+	{
+		CHECK(json_is_string(json_object_get(v, "name")));
+		CHECK_EQ_STR(json_string_value(json_object_get(
+				 json_object_get(v, "parameters"), "type")),
+		    "object");
+	}
+	json_decref(s);
+	tt_setup(&t);
+	r = tt_call(&t, "no_such_tool", json_object());
+	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "unknown tool"));
+	json_decref(r);
+	r = NULL;
+	CHECK_EQ_INT(tool_call("read_file", json_array(), &t.ctx, &r), 0);
+	CHECK(r != NULL && !tt_ok(r));
+	json_decref(r);
+	r = json_pack("{ssss}", "from", "a", "to", "b");
+	CHECK_EQ_INT(tool_subjects("move_file", r, &subj), 0);
+	CHECK_EQ_INT(json_array_size(subj), 2);
+	json_decref(subj);
+	json_decref(r);
+	r = json_pack("{ss}", "command", "ls");
+	CHECK_EQ_INT(tool_subjects("bash", r, &subj), 0);
+	CHECK_EQ_STR(json_string_value(json_array_get(subj, 0)), "ls");
+	json_decref(subj);
+	json_decref(r);
+	r = json_object();
+	CHECK(tool_subjects("read_file", r, &subj) < 0 && subj == NULL);
+	json_decref(r);
+}
+
+static const struct harness_test tests[] = {
+    HT(read_file_pages),
+    HT(read_file_refuses),
+    HT(read_file_clips_output),
+    HT(read_many_files_inline_errors),
+    HT(write_file_atomic_replace),
+    HT(edit_file_unique_or_all),
+    HT(multi_edit_all_or_nothing),
+    HT(apply_patch_applies_or_nothing),
+    HT(move_and_delete),
+    HT(list_dir_ignore_depth_cap),
+    HT(glob_matches_and_caps),
+    HT(grep_finds_and_caps),
+    HT(catalogue_schemas_and_errors),
+};
+
+HARNESS_MAIN(tests)
