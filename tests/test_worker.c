@@ -1,0 +1,505 @@
+/*
+ * test_worker - the worker skeleton and the model worker, as real
+ * processes.  The test plays the broker: it binds a ROUTER in a temporary
+ * directory, starts build/shiro-model-worker or build/tests/
+ * worker_testrole against it, and checks what crosses the socket and how
+ * the process exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "proto/err.h"
+#include "proto/msg.h"
+#include "proto/utf8.h"
+#include "proto/zsock.h"
+#include "tests/harness.h"
+#include "workers/worker.h"
+
+/* A worker under test and the broker's end of its socket. */
+struct tw {
+	char endpoint[PATH_MAX + 16];
+	void *router;
+	pid_t pid;
+	struct msg_ident id; /* from its READY */
+};
+
+/* tw_bin - the path of a program built next to this test. */
+static void
+tw_bin(const char *rel, char *out, size_t size)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	CHECK(n > 0);
+	self[n] = '\0';
+	snprintf(out, size, "%s/%s", dirname(self), rel);
+	CHECKF(access(out, X_OK) == 0, "%s is not built", out);
+}
+
+/*
+ * tw_start - bind the ROUTER and start prog with a heartbeat of hb ms,
+ * giving up after give_up ms; secret, if not NULL, goes on fd 3.
+ */
+static void
+tw_start(
+    struct tw *t, const char *prog, long hb, long give_up, const char *secret)
+{
+	char path[PATH_MAX], hbs[32], gus[32];
+	int fds[2] = {-1, -1};
+
+	tw_bin(prog, path, sizeof(path));
+	snprintf(t->endpoint, sizeof(t->endpoint), "ipc://%s/w.sock",
+	    harness_tmpdir());
+	CHECK(zsock_router(t->endpoint, NULL, &t->router) == 0);
+	snprintf(hbs, sizeof(hbs), "%ld", hb);
+	snprintf(gus, sizeof(gus), "%ld", give_up);
+	if (secret != NULL) {
+		CHECK(pipe(fds) == 0);
+		CHECK(write(fds[1], secret, strlen(secret)) ==
+		    (ssize_t)strlen(secret));
+		close(fds[1]);
+	}
+	t->pid = fork();
+	CHECK(t->pid >= 0);
+	if (t->pid == 0) {
+		if (secret != NULL) {
+			dup2(fds[0], 3);
+			execl(path, path, "--endpoint", t->endpoint,
+			    "--heartbeat-ms", hbs, "--give-up-ms", gus,
+			    "--secret-fd", "3", (char *)NULL);
+		} else {
+			execl(path, path, "--endpoint", t->endpoint,
+			    "--heartbeat-ms", hbs, "--give-up-ms", gus,
+			    (char *)NULL);
+		}
+		_exit(127);
+	}
+	if (secret != NULL)
+		close(fds[0]);
+}
+
+/* tw_recv - the next message of type want within ms; others are skipped. */
+static struct msg *
+tw_recv(struct tw *t, enum msg_type want, long ms)
+{
+	long long end = zsock_now_ms() + ms;
+	struct zsock_poll it = {t->router, -1, ZSOCK_IN, 0};
+	struct msg_ident from;
+	struct msg *m;
+
+	while (zsock_now_ms() < end) {
+		if (zsock_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
+			continue;
+		while (msg_recv(t->router, &m, &from) == 0) {
+			if (msg_type(m) == want) {
+				t->id = from;
+				return m;
+			}
+			msg_destroy(&m);
+		}
+	}
+	harness_fail(
+	    __FILE__, __LINE__, "no %s within %ld ms", msg_type_name(want), ms);
+}
+
+/* drop - destroy a message we only waited for. */
+static void
+drop(struct msg *m)
+{
+	msg_destroy(&m);
+}
+
+/* tw_send - send m to the worker and destroy it. */
+static void
+tw_send(struct tw *t, struct msg *m)
+{
+	CHECK(msg_send(t->router, m, &t->id) == 0);
+	msg_destroy(&m);
+}
+
+/* tw_exit - the worker's exit status within ms, or -1. */
+static int
+tw_exit(struct tw *t, long ms)
+{
+	long long end = zsock_now_ms() + ms;
+	struct timespec tick = {0, 20 * 1000 * 1000};
+	int status;
+
+	while (zsock_now_ms() < end) {
+		if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
+			t->pid = -1;
+			return WIFEXITED(status) ? WEXITSTATUS(status)
+						 : 128 + WTERMSIG(status);
+		}
+		nanosleep(&tick, NULL);
+	}
+	return -1;
+}
+
+/* tw_stop - kill the worker if it still runs, and close the socket. */
+static void
+tw_stop(struct tw *t)
+{
+	if (t->pid > 0) {
+		kill(t->pid, SIGKILL);
+		waitpid(t->pid, NULL, 0);
+		t->pid = -1;
+	}
+	zsock_close(&t->router);
+	zsock_term();
+}
+
+/* job - a JOB of kind with data.text = text (or none). */
+static struct msg *
+job(uint64_t id, const char *kind, const char *text)
+{
+	struct msg *m = msg_new(MSG_JOB);
+
+	msg_set_int(m, "job", (int64_t)id);
+	msg_set_str(m, "kind", kind);
+	if (text != NULL)
+		msg_val_set_str(msg_set_map(m, "data"), "text", text);
+	return m;
+}
+
+/* compact - a compact JOB for node (l, i) with its inputs. */
+static struct msg *
+compact(uint64_t id, uint64_t l, const char *kind, const char *a, const char *b)
+{
+	struct msg *m = msg_new(MSG_JOB);
+	struct msg_val *in, *x;
+
+	msg_set_int(m, "job", (int64_t)id);
+	msg_set_str(m, "kind", "compact");
+	msg_set_int(m, "l", (int64_t)l);
+	msg_set_int(m, "i", 0);
+	msg_set_int(m, "limit", 512);
+	msg_val_add_str(msg_set_arr(m, "context"), "0+1|user: before");
+	in = msg_set_arr(m, "inputs");
+	x = msg_val_add_map(in);
+	msg_val_set_int(x, "id", 0);
+	msg_val_set_int(x, "n", l == 0 ? 1 : 1 << (l - 1));
+	if (kind != NULL)
+		msg_val_set_str(x, "kind", kind);
+	msg_val_set_str(x, "text", a);
+	if (b != NULL) {
+		x = msg_val_add_map(in);
+		msg_val_set_int(x, "id", 1 << (l - 1));
+		msg_val_set_int(x, "n", 1 << (l - 1));
+		msg_val_set_str(x, "text", b);
+	}
+	return m;
+}
+
+/* answer - key of the next want (RESULT or FAIL) for job id, copied. */
+static char *
+answer(struct tw *t, enum msg_type want, uint64_t id, const char *key)
+{
+	struct msg *m = tw_recv(t, want, 3000);
+	const char *s;
+	uint64_t got;
+	char *copy;
+
+	CHECK(msg_get_uint(m, "job", &got) == 0);
+	CHECK_EQ_INT(got, id);
+	CHECK(msg_get_str(m, key, &s, NULL) == 0);
+	copy = strdup(s);
+	msg_destroy(&m);
+	return copy;
+}
+
+/* The model worker says READY, builds nodes, refuses bad jobs, and stops. */
+static void
+model_worker_compacts(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	const char *s;
+	uint64_t u;
+	char *text;
+	char big[3000];
+
+	tw_start(&t, "../shiro-model-worker", 200, 5000, NULL);
+	m = tw_recv(&t, MSG_READY, 5000);
+	CHECK(msg_get_str(m, "role", &s, NULL) == 0);
+	CHECK_EQ_STR(s, "model");
+	CHECK(msg_get_str(m, "provider", &s, NULL) == 0);
+	CHECK_EQ_STR(s, "offline");
+	CHECK(msg_get_uint(m, "pid", &u) == 0 && u == (uint64_t)t.pid);
+	CHECK(msg_get_uint(m, "jobs", &u) == 0 && u == 1);
+	CHECK(msg_get_uint(m, "version", &u) == 0 && u == MSG_VERSION);
+	msg_destroy(&m);
+
+	tw_send(&t, compact(1, 0, "user", "please fix src/a.c", NULL));
+	text = answer(&t, MSG_RESULT, 1, "text");
+	CHECK_EQ_STR(text, "user: please fix src/a.c");
+	free(text);
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	memcpy(big + 100, " error in src/b.c line 42 ", 26);
+	tw_send(&t, compact(2, 0, "tool", big, NULL));
+	text = answer(&t, MSG_RESULT, 2, "text");
+	CHECK(strlen(text) <= 512 && strncmp(text, "tool: ", 6) == 0);
+	CHECK(strstr(text, "src/b.c") != NULL && strstr(text, "42") != NULL);
+	free(text);
+
+	tw_send(
+	    &t, compact(3, 1, NULL, "user: asks for a fix", "shiro: fixed"));
+	text = answer(&t, MSG_RESULT, 3, "text");
+	CHECK_EQ_STR(text, "user+shiro: asks for a fix / fixed");
+	free(text);
+
+	/* A merge with one input, and a kind it does not do. */
+	tw_send(&t, compact(4, 1, NULL, "user: alone", NULL));
+	text = answer(&t, MSG_FAIL, 4, "code");
+	CHECK_EQ_STR(text, "badjob");
+	free(text);
+	tw_send(&t, job(5, "turn", NULL));
+	text = answer(&t, MSG_FAIL, 5, "code");
+	CHECK_EQ_STR(text, "badjob");
+	free(text);
+
+	tw_send(&t, msg_new(MSG_SHUTDOWN));
+	m = tw_recv(&t, MSG_BYE, 3000);
+	msg_destroy(&m);
+	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_OK);
+	tw_stop(&t);
+}
+
+/* Heartbeats come every interval, and the worker stays while we answer. */
+static void
+heartbeats_flow(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	long long end;
+	int beats = 0;
+
+	tw_start(&t, "worker_testrole", 100, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	end = zsock_now_ms() + 1000;
+	while (zsock_now_ms() < end) {
+		m = tw_recv(&t, MSG_HEARTBEAT, 500);
+		msg_destroy(&m);
+		beats++;
+		tw_send(&t, msg_new(MSG_HEARTBEAT));
+	}
+	CHECKF(beats >= 7 && beats <= 14, "%d heartbeats in 1 s", beats);
+	CHECK_EQ_INT(tw_exit(&t, 0), -1);
+	tw_stop(&t);
+}
+
+/*
+ * A silent broker makes the worker reconnect (a new READY), and when it
+ * stays silent the worker gives up with WORKER_EXIT_GONE.
+ */
+static void
+silent_broker_reconnect_then_give_up(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	struct msg_ident first;
+	long long start;
+
+	tw_start(&t, "worker_testrole", 100, 1500, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	first = t.id;
+	start = zsock_now_ms();
+	m = tw_recv(&t, MSG_READY, 2000);
+	msg_destroy(&m);
+	/* 3 heartbeats of 100 ms missed: about 300 ms, on a new socket. */
+	CHECKF(zsock_now_ms() - start >= 250, "reconnected too early");
+	CHECK(t.id.len != first.len ||
+	    memcmp(t.id.data, first.data, first.len) != 0);
+	CHECK_EQ_INT(tw_exit(&t, 4000), WORKER_EXIT_GONE);
+	tw_stop(&t);
+}
+
+/* raw_to - send raw frames to the worker's identity. */
+static void
+raw_to(struct tw *t, const char *const *frames, const size_t *lens, int n)
+{
+	int k;
+
+	CHECK(zmq_send(t->router, t->id.data, t->id.len, ZMQ_SNDMORE) >= 0);
+	for (k = 0; k < n; k++)
+		CHECK(zmq_send(t->router, frames[k], lens[k],
+			  k + 1 < n ? ZMQ_SNDMORE : 0) >= 0);
+}
+
+/* A malformed frame from the broker makes the worker exit (STYLE.md). */
+static void
+malformed_input_exits(void)
+{
+	static const char *const bad[] = {MSG_HEADER, "\x21", "\x81\xa1x\x01"};
+	static const size_t lens[] = {7, 1, 4};
+	struct tw t = {0};
+
+	tw_start(&t, "worker_testrole", 200, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	raw_to(&t, bad, lens, 3); /* HEARTBEAT with an unknown key */
+	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_PROTO);
+	tw_stop(&t);
+}
+
+/* A type the broker may not send to a worker makes it exit too. */
+static void
+forbidden_type_exits(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+
+	tw_start(&t, "worker_testrole", 200, 5000, NULL);
+	m = tw_recv(&t, MSG_READY, 5000);
+	tw_send(&t, m); /* READY back to it */
+	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_PROTO);
+	tw_stop(&t);
+}
+
+/*
+ * CANCEL interrupts a long job (FAIL canceled, quickly); a JOB sent while
+ * it runs is refused as busy; then the worker takes the next job.
+ */
+static void
+cancel_interrupts_a_job(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	long long start;
+	char *s;
+
+	tw_start(&t, "worker_testrole", 100, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_send(&t, job(7, "slow", NULL));
+	tw_send(&t, job(8, "echo", "x"));
+	s = answer(&t, MSG_FAIL, 8, "code");
+	CHECK_EQ_STR(s, "busy");
+	free(s);
+	m = msg_new(MSG_CANCEL);
+	msg_set_int(m, "job", 7);
+	start = zsock_now_ms();
+	tw_send(&t, m);
+	s = answer(&t, MSG_FAIL, 7, "code");
+	CHECK_EQ_STR(s, "canceled");
+	free(s);
+	CHECKF(zsock_now_ms() - start < 1000, "cancel took too long");
+	tw_send(&t, job(9, "echo", "after"));
+	s = answer(&t, MSG_RESULT, 9, "text");
+	CHECK_EQ_STR(s, "after");
+	free(s);
+	tw_stop(&t);
+}
+
+/* CHUNKs arrive in order before the RESULT; a failure says why. */
+static void
+chunks_then_result_and_failures(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	const char *s;
+	char got[8] = "";
+	bool retry;
+
+	tw_start(&t, "worker_testrole", 200, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_send(&t, job(3, "chunks", NULL));
+	while (strlen(got) < 3) {
+		m = tw_recv(&t, MSG_CHUNK, 3000);
+		CHECK(msg_get_str(m, "text", &s, NULL) == 0);
+		strncat(got, s, 1);
+		msg_destroy(&m);
+	}
+	CHECK_EQ_STR(got, "abc");
+	free(answer(&t, MSG_RESULT, 3, "text"));
+	tw_send(&t, job(4, "fail", "now"));
+	m = tw_recv(&t, MSG_FAIL, 3000);
+	CHECK(msg_get_str(m, "code", &s, NULL) == 0);
+	CHECK_EQ_STR(s, "provider");
+	CHECK(msg_get_str(m, "text", &s, NULL) == 0);
+	CHECK_EQ_STR(s, "asked to fail: now");
+	CHECK(msg_get_bool(m, "retry", &retry) == 0 && retry);
+	msg_destroy(&m);
+	tw_stop(&t);
+}
+
+/* The secret comes over fd 3, and a SECRET message replaces it. */
+static void
+secret_over_fd_and_socket(void)
+{
+	struct tw t = {0};
+	struct msg *m;
+	char *s;
+
+	tw_start(&t, "worker_testrole", 200, 5000, "sk-fd-secret");
+	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_send(&t, job(1, "secret", NULL));
+	s = answer(&t, MSG_RESULT, 1, "text");
+	CHECK_EQ_STR(s, "sk-fd-secret");
+	free(s);
+	m = msg_new(MSG_SECRET);
+	msg_set_str(m, "provider", "test");
+	msg_set_bin(m, "key", "sk-socket", 9);
+	tw_send(&t, m);
+	m = msg_new(MSG_SECRET);
+	msg_set_str(m, "provider", "other"); /* not ours: ignored */
+	msg_set_bin(m, "key", "sk-wrong", 8);
+	tw_send(&t, m);
+	tw_send(&t, job(2, "secret", NULL));
+	s = answer(&t, MSG_RESULT, 2, "text");
+	CHECK_EQ_STR(s, "sk-socket");
+	free(s);
+	tw_stop(&t);
+}
+
+/* SIGTERM ends a worker cleanly; a bad option is a usage error. */
+static void
+signals_and_usage(void)
+{
+	struct tw t = {0};
+	char path[PATH_MAX];
+	int status;
+	pid_t pid;
+
+	tw_start(&t, "worker_testrole", 200, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	kill(t.pid, SIGTERM);
+	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_OK);
+	tw_stop(&t);
+
+	tw_bin("../shiro-model-worker", path, sizeof(path));
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 2);
+		execl(path, path, "--heartbeat-ms", "zero", (char *)NULL);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_USAGE);
+}
+
+static const struct harness_test tests[] = {
+    HT(model_worker_compacts),
+    HT(heartbeats_flow),
+    HT(silent_broker_reconnect_then_give_up),
+    HT(malformed_input_exits),
+    HT(forbidden_type_exits),
+    HT(cancel_interrupts_a_job),
+    HT(chunks_then_result_and_failures),
+    HT(secret_over_fd_and_socket),
+    HT(signals_and_usage),
+};
+
+HARNESS_MAIN(tests)

@@ -1,0 +1,256 @@
+/*
+ * test_worker_offline - the offline summarizer's lines: never past the
+ * limit whatever the input (huge, binary, invalid UTF-8, only newlines,
+ * one endless word), always valid one-line UTF-8 led by the kind tags,
+ * the user's words first, paths, numbers, names and errors kept exactly
+ * when they fit, and the same line for the same input.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/buf.h"
+#include "proto/utf8.h"
+#include "proto/xmalloc.h"
+#include "tests/harness.h"
+#include "workers/model/offline.h"
+
+/* msg_in - a message input. */
+static struct model_input
+msg_in(const char *kind, const char *text, size_t len)
+{
+	struct model_input in = {0, 1, kind, text, len};
+
+	return in;
+}
+
+/* line_in - a child line input (for a merge). */
+static struct model_input
+line_in(const char *text)
+{
+	struct model_input in = {0, 1, NULL, text, strlen(text)};
+
+	return in;
+}
+
+/* check_line - the invariants every line keeps. */
+static void
+check_line(const struct buf *out, size_t limit)
+{
+	size_t k;
+
+	CHECKF(out->len >= 1 && out->len <= limit, "%zu bytes", out->len);
+	CHECK(utf8_valid(out->data, out->len));
+	for (k = 0; k < out->len; k++)
+		CHECKF(
+		    (unsigned char)out->data[k] >= 0x20 && out->data[k] != 0x7f,
+		    "control byte at %zu", k);
+	CHECK(out->data[out->len - 1] != ' ');
+	CHECK(strchr(out->data, ':') != NULL);
+}
+
+/* summarize - one input's line, checked. */
+static void
+summarize(const struct model_input *in, size_t n, struct buf *out)
+{
+	offline_summarize(in, n, 512, out);
+	check_line(out, 512);
+}
+
+/* A message that fits is kept word for word after its tag. */
+static void
+short_message_stays_whole(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in = msg_in("user", "hello\nthere  world", 18);
+
+	summarize(&in, 1, &out);
+	CHECK_EQ_STR(out.data, "user: hello there world");
+	in = msg_in("note", "remember: tabs", 14);
+	summarize(&in, 1, &out);
+	CHECK_EQ_STR(out.data, "note: remember: tabs");
+	in = msg_in("We!rd Kind", "x", 1);
+	summarize(&in, 1, &out);
+	CHECK_EQ_STR(out.data, "message: x");
+	buf_free(&out);
+}
+
+/* Two lines that fit are joined; their tags go first, user first. */
+static void
+merge_joins_lines_and_tags(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in[2];
+
+	in[0] = line_in("shiro: I fixed it");
+	in[1] = line_in("user: thanks, now ship it");
+	summarize(in, 2, &out);
+	CHECK_EQ_STR(out.data, "shiro+user: I fixed it / thanks, now ship it");
+	in[0] = line_in("user+tool: ran make");
+	in[1] = line_in("tool+shiro: 3 tests failed");
+	summarize(in, 2, &out);
+	CHECK_EQ_STR(out.data, "user+tool+shiro: ran make / 3 tests failed");
+	buf_free(&out);
+}
+
+/* filler - n bytes of ordinary prose, deterministic. */
+static char *
+filler(size_t n)
+{
+	static const char *const words[] = {"the", "model", "thinks", "about",
+	    "many", "things", "while", "working", "on", "some", "code"};
+	char *s = xmalloc(n + 1);
+	size_t k = 0, w = 0;
+
+	while (k < n) {
+		const char *word = words[w++ % 11];
+		size_t len = strlen(word);
+
+		if (k + len + 1 > n)
+			break;
+		memcpy(s + k, word, len);
+		k += len;
+		s[k++] = ' ';
+	}
+	memset(s + k, 'x', n - k);
+	s[n] = '\0';
+	return s;
+}
+
+/* In a long message the user's first words lead, and key tokens stay. */
+static void
+long_message_keeps_key_tokens(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in;
+	char *text = filler(20000);
+	const char *keep[] = {"src/broker/loop.c", "4096", "ENOENT",
+	    "handle_frame()", "MAX_FRAMES", "config.json"};
+	size_t k;
+
+	memcpy(text, "Please look at the crash", 24);
+	memcpy(text + 5000, " src/broker/loop.c ", 19);
+	memcpy(text + 8000, " read 4096 bytes. ", 18);
+	memcpy(text + 9000, ". open failed: ENOENT. ", 23);
+	memcpy(text + 12000, " handle_frame() ", 16);
+	memcpy(text + 15000, " MAX_FRAMES ", 12);
+	memcpy(text + 19000, " config.json ", 13);
+	in = msg_in("user", text, strlen(text));
+	summarize(&in, 1, &out);
+	CHECK(strncmp(out.data, "user: Please look at the crash", 30) == 0);
+	for (k = 0; k < sizeof(keep) / sizeof(keep[0]); k++)
+		CHECKF(strstr(out.data, keep[k]) != NULL, "%s lost in: %s",
+		    keep[k], out.data);
+	/* The error's sentence is kept whole. */
+	CHECKF(
+	    strstr(out.data, "open failed: ENOENT.") != NULL, "%s", out.data);
+	free(text);
+	buf_free(&out);
+}
+
+/* The user's words come first in a merge too. */
+static void
+user_words_first_in_merge(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in[2];
+	char *a = filler(500), *b = filler(500), *la, *lb;
+
+	la = xasprintf("shiro: %s", a);
+	memcpy(b, "deploy to prod-7 tonight", 24);
+	lb = xasprintf("user: %s", b);
+	in[0] = line_in(la);
+	in[1] = line_in(lb);
+	summarize(in, 2, &out);
+	CHECKF(
+	    strncmp(out.data, "shiro+user: deploy to prod-7 tonight", 36) == 0,
+	    "%s", out.data);
+	free(a);
+	free(b);
+	free(la);
+	free(lb);
+	buf_free(&out);
+}
+
+/* The same input gives the same line. */
+static void
+deterministic(void)
+{
+	struct buf x = BUF_INIT, y = BUF_INIT;
+	char *text = filler(10000);
+	struct model_input in = msg_in("tool", text, 10000);
+
+	summarize(&in, 1, &x);
+	summarize(&in, 1, &y);
+	CHECK(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
+	free(text);
+	buf_free(&x);
+	buf_free(&y);
+}
+
+/* Adversarial inputs: the line stays within the limit and valid. */
+static void
+adversarial_inputs_stay_in_bounds(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in[2];
+	size_t big = 1u << 20, k, limit;
+	char *s = xmalloc(big);
+	unsigned seed = 12345;
+
+	/* Random bytes (binary, invalid UTF-8, NULs, controls). */
+	for (k = 0; k < big; k++) {
+		seed = seed * 1103515245u + 12345u;
+		s[k] = (char)(seed >> 16);
+	}
+	in[0] = msg_in("tool", s, big);
+	summarize(in, 1, &out);
+	/* Only newlines; only spaces; nothing at all. */
+	memset(s, '\n', big);
+	in[0] = msg_in("user", s, big);
+	summarize(in, 1, &out);
+	CHECK_EQ_STR(out.data, "user: (empty)");
+	in[0] = msg_in("user", s, 0);
+	summarize(in, 1, &out);
+	in[0] = msg_in("user", NULL, 0);
+	summarize(in, 1, &out);
+	/* One endless word; endless multibyte text cut mid-way. */
+	memset(s, 'a', big);
+	in[0] = msg_in("user", s, big);
+	summarize(in, 1, &out);
+	CHECK(out.len > 400);
+	for (k = 0; k + 3 <= big; k += 3)
+		memcpy(s + k, "\xe6\x97\xa5", 3);
+	in[0] = msg_in("user", s, big - big % 3);
+	summarize(in, 1, &out);
+	CHECK(out.len > 400);
+	/* Invalid sequences: lone continuation, overlong, surrogate. */
+	for (k = 0; k + 4 <= big; k += 4)
+		memcpy(s + k, k % 8 ? "\x80\xc0\xaf " : "\xed\xa0\x80 ", 4);
+	in[0] = msg_in("user", s, big);
+	in[1] = line_in("user: \xff\xfe");
+	summarize(in, 2, &out);
+	/* A merge of two full lines; tiny limits. */
+	memset(s, 'b', 512);
+	memcpy(s, "user: ", 6);
+	s[512] = '\0';
+	in[0] = line_in(s);
+	in[1] = line_in(s);
+	summarize(in, 2, &out);
+	for (limit = 16; limit < 64; limit++) {
+		offline_summarize(in, 2, limit, &out);
+		check_line(&out, limit);
+	}
+	free(s);
+	buf_free(&out);
+}
+
+static const struct harness_test tests[] = {
+    HT(short_message_stays_whole),
+    HT(merge_joins_lines_and_tags),
+    HT(long_message_keeps_key_tokens),
+    HT(user_words_first_in_merge),
+    HT(deterministic),
+    HT(adversarial_inputs_stay_in_bounds),
+};
+
+HARNESS_MAIN(tests)

@@ -1,0 +1,79 @@
+/*
+ * worker_testrole - a worker for the skeleton's tests only.
+ *
+ * Its jobs exercise what the model worker's offline provider does not:
+ * streaming, a long job that can be canceled, failures, and the secret.
+ * The job's kind says what to do; data.text is its argument.
+ */
+#include <string.h>
+#include <time.h>
+
+#include "proto/err.h"
+#include "proto/msg.h"
+#include "workers/worker.h"
+
+/* testrole_service - do one test job. */
+static int
+testrole_service(struct worker *w, const struct msg *job, struct msg *result)
+{
+	const struct msg_val *data = NULL;
+	const unsigned char *secret;
+	const char *kind, *text = "";
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	size_t len;
+	int k, rc;
+
+	msg_get_str(job, "kind", &kind, NULL);
+	if (msg_get_map(job, "data", &data) == 0 &&
+	    msg_val_str(data, "text") != NULL)
+		text = msg_val_str(data, "text");
+	if (strcmp(kind, "echo") == 0) {
+		msg_set_str(result, "text", text);
+		return 0;
+	}
+	if (strcmp(kind, "chunks") == 0) {
+		for (k = 0; k < 3; k++)
+			if ((rc = worker_chunk(w, &"abc"[k], 1)) < 0)
+				return rc;
+		msg_set_str(result, "text", "abc");
+		return 0;
+	}
+	if (strcmp(kind, "slow") == 0) {
+		/* Up to 20 s, polling as a provider waiting on a call would. */
+		for (k = 0; k < 2000; k++) {
+			if ((rc = worker_poll(w)) < 0)
+				return rc;
+			nanosleep(&tick, NULL);
+		}
+		msg_set_str(result, "text", "slow done");
+		return 0;
+	}
+	if (strcmp(kind, "secret") == 0) {
+		secret = worker_secret(w, &len);
+		if (secret == NULL)
+			msg_set_str(result, "text", "(none)");
+		else
+			msg_set_strn(result, "text", (const char *)secret, len);
+		return 0;
+	}
+	if (strcmp(kind, "fail") == 0) {
+		worker_failure(w, "provider", true, "asked to fail: %s", text);
+		return -SHIRO_ERR_FAILED;
+	}
+	worker_failure(w, "badjob", false, "no such test job");
+	return -SHIRO_ERR_UNSUPP;
+}
+
+static const struct worker_role testrole = {
+    .role = "tool",
+    .provider = "test",
+    .jobs = 1,
+    .service = testrole_service,
+};
+
+/* main - run the test worker. */
+int
+main(int argc, char **argv)
+{
+	return worker_main(argc, argv, &testrole);
+}

@@ -1,0 +1,532 @@
+/*
+ * worker.c - the worker skeleton: command line, secret, set-up, jail,
+ * connection, heartbeats, jobs, cancellation and reconnection.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/msg.h"
+#include "proto/xmalloc.h"
+#include "proto/zsock.h"
+#include "workers/worker.h"
+
+#define WORKER_BACKOFF_MIN 500 /* ms before the first reconnection */
+#define WORKER_BACKOFF_MAX 8000 /* ms between reconnections at most */
+
+struct worker {
+	const struct worker_role *role;
+	char *endpoint;
+	char *provider;
+	unsigned char secret[WORKER_SECRET_MAX];
+	size_t secret_len;
+	bool has_secret;
+	long hb_ms;
+	long give_up_ms;
+	void *sock;
+	long long last_recv; /* when the broker was last heard */
+	long long next_hb; /* when our next heartbeat is due */
+	long long reconnect_at; /* when silence makes us reconnect */
+	long backoff;
+	bool busy; /* a job is running */
+	uint64_t job; /* its number */
+	bool canceled; /* the broker canceled it */
+	bool lost; /* the broker went silent during it */
+	struct msg *pending; /* a JOB received, not started yet */
+	bool failed; /* worker_failure() was called */
+	char fail_code[33];
+	char fail_text[1024];
+	bool fail_retry;
+	void *data;
+};
+
+static volatile sig_atomic_t worker_stop;
+
+/* worker_on_signal - ask the loop to stop (SIGTERM, SIGINT). */
+static void
+worker_on_signal(int sig)
+{
+	(void)sig;
+	worker_stop = 1;
+}
+
+/* worker_exit - close the connection (flushing what is queued) and exit. */
+static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
+{
+	msg_destroy(&w->pending);
+	zsock_close(&w->sock);
+	zsock_term();
+	explicit_bzero(w->secret, sizeof(w->secret));
+	exit(status);
+}
+
+/* worker_send - send m to the broker; a full queue loses a heartbeat only. */
+static void
+worker_send(struct worker *w, const struct msg *m)
+{
+	int rc = msg_send(w->sock, m, NULL);
+
+	if (rc < 0)
+		log_warnx(
+		    "sending %s: %s", msg_type_name(msg_type(m)), err_str(rc));
+	w->next_hb = zsock_now_ms() + w->hb_ms;
+}
+
+/* worker_send_simple - send a message with no keys or only job. */
+static void
+worker_send_simple(struct worker *w, enum msg_type type, bool with_job)
+{
+	struct msg *m = msg_new(type);
+
+	if (with_job)
+		msg_set_int(m, "job", (int64_t)w->job);
+	worker_send(w, m);
+	msg_destroy(&m);
+}
+
+/* worker_send_fail - send FAIL for job. */
+static void
+worker_send_fail(struct worker *w, uint64_t job, const char *code, bool retry,
+    const char *text)
+{
+	struct msg *m = msg_new(MSG_FAIL);
+
+	msg_set_int(m, "job", (int64_t)job);
+	msg_set_str(m, "code", code);
+	msg_set_str(m, "text", text);
+	msg_set_bool(m, "retry", retry);
+	worker_send(w, m);
+	msg_destroy(&m);
+}
+
+/* worker_connect - a new DEALER to the broker, and READY on it. */
+static void
+worker_connect(struct worker *w)
+{
+	struct zsock_opts opts = {0};
+	struct msg *m;
+	int rc;
+
+	zsock_close(&w->sock);
+	opts.heartbeat_ms = (int)w->hb_ms;
+	if ((rc = zsock_dealer(w->endpoint, &opts, &w->sock)) < 0) {
+		log_warnx("cannot connect to %s: %s", w->endpoint, err_str(rc));
+		worker_exit(w, WORKER_EXIT_FATAL);
+	}
+	m = msg_new(MSG_READY);
+	msg_set_str(m, "role", w->role->role);
+	msg_set_str(m, "provider", w->provider);
+	msg_set_int(m, "pid", getpid());
+	msg_set_int(m, "jobs", w->role->jobs ? w->role->jobs : 1);
+	msg_set_int(m, "version", MSG_VERSION);
+	worker_send(w, m);
+	msg_destroy(&m);
+}
+
+/* worker_dispatch - act on one message from the broker (taking it). */
+static void
+worker_dispatch(struct worker *w, struct msg *m)
+{
+	const void *key;
+	const char *provider;
+	uint64_t job = 0;
+	size_t len;
+
+	switch (msg_type(m)) {
+	case MSG_HEARTBEAT:
+		break;
+	case MSG_SECRET:
+		msg_get_str(m, "provider", &provider, NULL);
+		msg_get_bin(m, "key", &key, &len);
+		if (strcmp(provider, w->provider) != 0) {
+			log_warnx(
+			    "ignoring a secret for provider %s", provider);
+			break;
+		}
+		memcpy(w->secret, key, len);
+		w->secret_len = len;
+		w->has_secret = true;
+		break;
+	case MSG_SHUTDOWN:
+		log_info("shutdown asked by the broker");
+		worker_send_simple(w, MSG_BYE, false);
+		msg_destroy(&m);
+		worker_exit(w, WORKER_EXIT_OK);
+	case MSG_CANCEL:
+		msg_get_uint(m, "job", &job);
+		if (w->busy && job == w->job)
+			w->canceled = true;
+		break;
+	case MSG_JOB:
+		msg_get_uint(m, "job", &job);
+		if (w->busy || w->pending != NULL) {
+			worker_send_fail(w, job, "busy", true,
+			    "this worker runs one job at a time");
+			break;
+		}
+		w->pending = m;
+		return;
+	default:
+		/* msg_allowed() let nothing else through. */
+		break;
+	}
+	msg_destroy(&m);
+}
+
+/* worker_read - handle every message waiting; exits on bad input. */
+static void
+worker_read(struct worker *w)
+{
+	struct msg *m;
+	int rc, k;
+
+	/* Bounded, so heartbeats still go out under a flood. */
+	for (k = 0; k < 100; k++) {
+		rc = msg_recv(w->sock, &m, NULL);
+		if (rc == -SHIRO_ERR_AGAIN)
+			return;
+		if (rc == -SHIRO_ERR_PROTO) {
+			log_warnx("malformed message from the broker: %s",
+			    msg_strerror());
+			worker_exit(w, WORKER_EXIT_PROTO);
+		}
+		if (rc < 0) {
+			log_warnx("receiving: %s", err_str(rc));
+			worker_exit(w, WORKER_EXIT_FATAL);
+		}
+		if (!msg_allowed(MSG_PEER_BROKER_TO_WORKER, msg_type(m))) {
+			log_warnx("the broker sent %s, which it may not send",
+			    msg_type_name(msg_type(m)));
+			msg_destroy(&m);
+			worker_exit(w, WORKER_EXIT_PROTO);
+		}
+		w->last_recv = zsock_now_ms();
+		w->reconnect_at = w->last_recv + 3 * w->hb_ms;
+		w->backoff = WORKER_BACKOFF_MIN;
+		worker_dispatch(w, m);
+	}
+}
+
+/*
+ * worker_tick - wait up to ms for the broker, read what came, send a
+ * heartbeat when due, and reconnect or give up when it is silent.
+ * Returns -SHIRO_ERR_TIMEOUT when it reconnected (the broker was lost).
+ */
+static int
+worker_tick(struct worker *w, long ms)
+{
+	struct zsock_poll it = {w->sock, -1, ZSOCK_IN, 0};
+	long long now = zsock_now_ms();
+	long wait = ms;
+
+	if (w->next_hb - now < wait)
+		wait = (long)(w->next_hb - now);
+	if (w->reconnect_at - now < wait)
+		wait = (long)(w->reconnect_at - now);
+	if (wait < 0)
+		wait = 0;
+	if (worker_stop)
+		worker_exit(w, WORKER_EXIT_OK);
+	if (zsock_poll(&it, 1, wait) > 0 && (it.revents & ZSOCK_IN))
+		worker_read(w);
+	if (worker_stop)
+		worker_exit(w, WORKER_EXIT_OK);
+	now = zsock_now_ms();
+	if (now >= w->next_hb)
+		worker_send_simple(w, MSG_HEARTBEAT, w->busy);
+	if (now < w->reconnect_at)
+		return 0;
+	if (now - w->last_recv >= w->give_up_ms) {
+		log_warnx("no word from the broker for %lld ms: exiting",
+		    now - w->last_recv);
+		worker_exit(w, WORKER_EXIT_GONE);
+	}
+	log_warnx("the broker is silent: reconnecting to %s", w->endpoint);
+	worker_connect(w);
+	w->reconnect_at = now + w->backoff;
+	w->backoff = w->backoff * 2 > WORKER_BACKOFF_MAX ? WORKER_BACKOFF_MAX
+							 : w->backoff * 2;
+	return -SHIRO_ERR_TIMEOUT;
+}
+
+/* worker_poll - keep the connection alive during a job. */
+int
+worker_poll(struct worker *w)
+{
+	if (!w->canceled && !w->lost && worker_tick(w, 0) < 0)
+		w->lost = true;
+	return w->canceled || w->lost ? -SHIRO_ERR_CANCELED : 0;
+}
+
+/* worker_chunk - stream text of the running job. */
+int
+worker_chunk(struct worker *w, const char *text, size_t len)
+{
+	struct msg *m;
+	int rc;
+
+	if ((rc = worker_poll(w)) < 0)
+		return rc;
+	m = msg_new(MSG_CHUNK);
+	msg_set_int(m, "job", (int64_t)w->job);
+	msg_set_strn(m, "text", text, len);
+	worker_send(w, m);
+	msg_destroy(&m);
+	return 0;
+}
+
+/* worker_failure - say why the running job fails. */
+void
+worker_failure(
+    struct worker *w, const char *code, bool retry, const char *fmt, ...)
+{
+	va_list ap;
+
+	snprintf(w->fail_code, sizeof(w->fail_code), "%s", code);
+	va_start(ap, fmt);
+	vsnprintf(w->fail_text, sizeof(w->fail_text), fmt, ap);
+	va_end(ap);
+	w->fail_retry = retry;
+	w->failed = true;
+}
+
+/* worker_run - run the pending job through the service and answer it. */
+static void
+worker_run(struct worker *w)
+{
+	struct msg *job = w->pending, *result;
+	int rc;
+
+	w->pending = NULL;
+	msg_get_uint(job, "job", &w->job);
+	w->busy = true;
+	w->canceled = w->lost = w->failed = false;
+	result = msg_new(MSG_RESULT);
+	msg_set_int(result, "job", (int64_t)w->job);
+	rc = w->role->service(w, job, result);
+	if (w->lost) {
+		/* The broker requeues it; our answer would go nowhere. */
+		log_warnx("job %llu abandoned: the broker was lost",
+		    (unsigned long long)w->job);
+	} else if (w->canceled) {
+		worker_send_fail(
+		    w, w->job, "canceled", false, "canceled by the broker");
+	} else if (rc == 0 && msg_check(result) == 0) {
+		worker_send(w, result);
+	} else if (rc == 0) {
+		worker_send_fail(w, w->job, "internal", false, msg_strerror());
+	} else if (w->failed) {
+		worker_send_fail(
+		    w, w->job, w->fail_code, w->fail_retry, w->fail_text);
+	} else {
+		worker_send_fail(w, w->job, "internal", false, err_str(rc));
+	}
+	w->busy = false;
+	msg_destroy(&result);
+	msg_destroy(&job);
+}
+
+/* worker_read_secret - read the secret from fd, then close fd. */
+static void
+worker_read_secret(struct worker *w, int fd)
+{
+	unsigned char extra;
+	ssize_t n;
+
+	w->secret_len = 0;
+	while (w->secret_len < sizeof(w->secret)) {
+		n = read(fd, w->secret + w->secret_len,
+		    sizeof(w->secret) - w->secret_len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			fatal("reading the secret from fd %d", fd);
+		if (n == 0)
+			break;
+		w->secret_len += (size_t)n;
+	}
+	if (w->secret_len == sizeof(w->secret) && read(fd, &extra, 1) > 0)
+		fatalx("the secret on fd %d is longer than %d bytes", fd,
+		    WORKER_SECRET_MAX);
+	close(fd);
+	w->has_secret = true;
+}
+
+/* worker_default_endpoint - ipc://$SHIRO_HOME/run/workers.sock. */
+static char *
+worker_default_endpoint(void)
+{
+	const char *home = getenv("SHIRO_HOME");
+
+	if (home != NULL && *home != '\0')
+		return xasprintf("ipc://%s/run/workers.sock", home);
+	home = getenv("HOME");
+	if (home == NULL || *home == '\0')
+		fatalx("neither SHIRO_HOME nor HOME is set: give --endpoint");
+	return xasprintf("ipc://%s/.shiro/run/workers.sock", home);
+}
+
+/* worker_usage - print the options. */
+static void
+worker_usage(FILE *fp, const char *prog, const struct worker_role *role)
+{
+	fprintf(fp,
+	    "usage: %s [--endpoint URL] [--provider NAME] [--secret-fd N]\n"
+	    "       [--heartbeat-ms N] [--give-up-ms N]\n"
+	    "A shiro %s worker: shirod starts it and gives it jobs.\n"
+	    "  --endpoint URL    the broker's worker socket (default\n"
+	    "                    ipc://$SHIRO_HOME/run/workers.sock)\n"
+	    "  --provider NAME   what it serves (default %s)\n"
+	    "  --secret-fd N     read the provider's key from this fd\n"
+	    "  --heartbeat-ms N  heartbeat interval (default 1000)\n"
+	    "  --give-up-ms N    exit after this long without the broker\n"
+	    "                    (default 30000)\n",
+	    prog, role->role, role->provider);
+}
+
+/* worker_number - a positive number option, or exit with usage. */
+static long
+worker_number(const char *opt, const char *s)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v <= 0 || v > INT_MAX) {
+		fprintf(stderr, "%s: not a positive number: %s\n", opt, s);
+		exit(WORKER_EXIT_USAGE);
+	}
+	return v;
+}
+
+/* worker_main - run a worker process. */
+int
+worker_main(int argc, char **argv, const struct worker_role *role)
+{
+	static const struct option opts[] = {
+	    {"endpoint", required_argument, NULL, 'e'},
+	    {"provider", required_argument, NULL, 'p'},
+	    {"secret-fd", required_argument, NULL, 's'},
+	    {"heartbeat-ms", required_argument, NULL, 'b'},
+	    {"give-up-ms", required_argument, NULL, 'g'},
+	    {"help", no_argument, NULL, 'h'},
+	    {NULL, 0, NULL, 0},
+	};
+	struct worker *w = xcalloc(1, sizeof(*w));
+	struct sigaction sa;
+	int c, secret_fd = -1, rc;
+
+	log_init(argv[0], LOG_LEVEL_INFO);
+	w->role = role;
+	w->hb_ms = 1000;
+	w->give_up_ms = 30000;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'e':
+			free(w->endpoint);
+			w->endpoint = xstrdup(optarg);
+			break;
+		case 'p':
+			free(w->provider);
+			w->provider = xstrdup(optarg);
+			break;
+		case 's':
+			secret_fd = (int)worker_number("--secret-fd", optarg);
+			break;
+		case 'b':
+			w->hb_ms = worker_number("--heartbeat-ms", optarg);
+			break;
+		case 'g':
+			w->give_up_ms = worker_number("--give-up-ms", optarg);
+			break;
+		case 'h':
+			worker_usage(stdout, argv[0], role);
+			return WORKER_EXIT_OK;
+		default:
+			worker_usage(stderr, argv[0], role);
+			return WORKER_EXIT_USAGE;
+		}
+	}
+	if (optind != argc) {
+		worker_usage(stderr, argv[0], role);
+		return WORKER_EXIT_USAGE;
+	}
+	if (w->endpoint == NULL)
+		w->endpoint = worker_default_endpoint();
+	if (w->provider == NULL)
+		w->provider = xstrdup(role->provider);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = worker_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (secret_fd >= 0)
+		worker_read_secret(w, secret_fd);
+	if (role->setup != NULL && (rc = role->setup(w)) < 0) {
+		log_warnx(
+		    "%s worker set-up failed: %s", role->role, err_str(rc));
+		worker_exit(w, WORKER_EXIT_FATAL);
+	}
+	if (role->lockdown != NULL && (rc = role->lockdown(w)) < 0) {
+		log_warnx(
+		    "%s worker lockdown failed: %s", role->role, err_str(rc));
+		worker_exit(w, WORKER_EXIT_FATAL);
+	}
+	worker_connect(w);
+	w->last_recv = zsock_now_ms();
+	w->reconnect_at = w->last_recv + 3 * w->hb_ms;
+	w->backoff = WORKER_BACKOFF_MIN;
+	for (;;) {
+		worker_tick(w, w->hb_ms);
+		if (w->pending != NULL)
+			worker_run(w);
+	}
+}
+
+/* worker_provider - the provider this worker serves. */
+const char *
+worker_provider(const struct worker *w)
+{
+	return w->provider;
+}
+
+/* worker_secret - the secret, NULL if none. */
+const unsigned char *
+worker_secret(const struct worker *w, size_t *lenp)
+{
+	*lenp = w->has_secret ? w->secret_len : 0;
+	return w->has_secret ? w->secret : NULL;
+}
+
+/* worker_endpoint - the broker's endpoint. */
+const char *
+worker_endpoint(const struct worker *w)
+{
+	return w->endpoint;
+}
+
+/* worker_set_data - keep a pointer for the role. */
+void
+worker_set_data(struct worker *w, void *data)
+{
+	w->data = data;
+}
+
+/* worker_data - the role's pointer. */
+void *
+worker_data(const struct worker *w)
+{
+	return w->data;
+}

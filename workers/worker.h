@@ -1,0 +1,119 @@
+/*
+ * worker.h - the skeleton every worker program runs in.
+ *
+ * As in Postfix, a role's main() only hands its description to
+ * worker_main(), which does the rest:
+ *
+ *   1. parses the command line (--endpoint, --provider, --secret-fd, ...);
+ *   2. reads the secret from --secret-fd if given (never from argv or the
+ *      environment), then closes that descriptor;
+ *   3. pre-jail set-up: the role's setup hook (open what it needs);
+ *   4. the role's lockdown hook: the jail (sandbox/ fills it per role);
+ *   5. connects a DEALER to the broker and sends READY;
+ *   6. serves: heartbeats every --heartbeat-ms both ways, runs each JOB
+ *      through the role's service function, which may stream CHUNKs and
+ *      ends in RESULT or FAIL; CANCEL interrupts a running job; SECRET
+ *      replaces the secret; SHUTDOWN exits;
+ *   7. when the broker is silent for 3 heartbeats it reconnects with
+ *      backoff (0.5 s doubling to 8 s) and sends READY again; after
+ *      --give-up-ms of silence it exits with WORKER_EXIT_GONE.
+ *
+ * A malformed message from the broker, or a type the broker may not send
+ * to a worker, makes the worker exit with WORKER_EXIT_PROTO: the broker
+ * is the trusted side, so that is a bug or an impostor.
+ *
+ * The service function runs in the worker's only thread.  A long job
+ * calls worker_poll() (or worker_chunk()) often, at least every few
+ * hundred milliseconds: that keeps the heartbeats going and returns
+ * -SHIRO_ERR_CANCELED once the broker canceled the job.
+ */
+#ifndef SHIRO_WORKER_H
+#define SHIRO_WORKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/msg.h"
+
+/* Exit statuses of a worker process. */
+#define WORKER_EXIT_OK 0 /* SHUTDOWN, or a signal asking it to stop */
+#define WORKER_EXIT_FATAL 1 /* set-up failed */
+#define WORKER_EXIT_PROTO 2 /* malformed or forbidden input from the broker */
+#define WORKER_EXIT_GONE 3 /* the broker stayed silent past --give-up-ms */
+#define WORKER_EXIT_USAGE 64 /* bad command line */
+
+#define WORKER_SECRET_MAX 8192 /* bytes of a secret */
+
+struct worker;
+
+/*
+ * The service function of a role: do job (a JOB message, borrowed) and
+ * either fill result (a RESULT message whose job key is already set: add
+ * text, tries, usage, data) and return 0, or return a negative
+ * SHIRO_ERR_* after worker_failure() said why (without it the FAIL says
+ * "internal").  -SHIRO_ERR_CANCELED from worker_poll() may be returned
+ * as is: the skeleton answers FAIL "canceled".
+ */
+typedef int (*worker_service_fn)(
+    struct worker *w, const struct msg *job, struct msg *result);
+
+/* What a role gives worker_main(). */
+struct worker_role {
+	const char *role; /* "model", "tool" or "fs": READY's role */
+	const char *provider; /* READY's provider unless --provider says */
+	unsigned jobs; /* jobs at once: READY's jobs (1 for now) */
+	/* Pre-jail set-up, after the secret is read; NULL for none. */
+	int (*setup)(struct worker *w);
+	/*
+	 * The jail: called after setup and before connecting.  The sandbox
+	 * provides the functions a role calls here (sandbox.h); NULL until
+	 * a role has a policy.  Return 0, or a negative SHIRO_ERR_* to exit.
+	 */
+	int (*lockdown)(struct worker *w);
+	worker_service_fn service;
+};
+
+/*
+ * worker_main - run a worker process; returns the exit status for main().
+ * Options: --endpoint URL (default ipc://$SHIRO_HOME/run/workers.sock,
+ * $SHIRO_HOME defaulting to ~/.shiro), --provider NAME, --secret-fd N,
+ * --heartbeat-ms N (default 1000), --give-up-ms N (default 30000),
+ * --help.
+ */
+int worker_main(int argc, char **argv, const struct worker_role *role);
+
+/*
+ * worker_poll - keep the connection alive during a job: send a heartbeat
+ * when due and handle what arrived.  0, or -SHIRO_ERR_CANCELED once the
+ * running job is canceled.  Exits the process on SHUTDOWN or bad input.
+ */
+int worker_poll(struct worker *w);
+
+/* worker_chunk - stream len bytes of text of the running job (a CHUNK). */
+int worker_chunk(struct worker *w, const char *text, size_t len);
+
+/*
+ * worker_failure - say why the running job fails: code (a short name such
+ * as "provider" or "badjob"), whether a retry may succeed, and a text.
+ */
+void worker_failure(struct worker *w, const char *code, bool retry,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* worker_provider - the provider this worker serves (borrowed). */
+const char *worker_provider(const struct worker *w);
+
+/*
+ * worker_secret - the secret (from --secret-fd or the last SECRET),
+ * NULL if none; *lenp gets its length.  Borrowed until the next SECRET.
+ */
+const unsigned char *worker_secret(const struct worker *w, size_t *lenp);
+
+/* worker_endpoint - the broker's endpoint (borrowed), for lockdown. */
+const char *worker_endpoint(const struct worker *w);
+
+/* worker_set_data / worker_data - a pointer the role keeps in w. */
+void worker_set_data(struct worker *w, void *data);
+void *worker_data(const struct worker *w);
+
+#endif
