@@ -21,11 +21,6 @@ $(BUILD)/tests/test_proto: $(BUILD)/tests/test_proto.o $(HARNESS_OBJ) \
     $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
-# utf8.c (shared, written with the store) goes into the utility library;
-# the messages use it.  Listing it twice across module files is harmless.
-OBJS += $(BUILD)/proto/utf8.o
-$(UTIL_LIB): $(BUILD)/proto/utf8.o
-
 # make fuzz: the decoder under libFuzzer (clang), for FUZZ_TIME seconds,
 # starting from one seed per message type in tests/fuzz/corpus/.  New
 # inputs go to $(BUILD)/fuzz/corpus; crashes to $(BUILD)/fuzz/.
