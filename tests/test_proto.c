@@ -805,7 +805,7 @@ recv_one(void *sock, struct msg **mp, struct msg_ident *from)
 static void
 ipc_round_trip_of_every_type(void)
 {
-	struct pair pp;
+	struct pair pp = {0};
 	struct msg_ident who;
 	size_t k, a, b;
 
@@ -874,7 +874,7 @@ ipc_bad_frames_are_refused(void)
 	const size_t nf[] = {3, 3, 3, 3, 2, 4};
 	struct msg_ident who;
 	struct msg *m, *got;
-	struct pair pp;
+	struct pair pp = {0};
 	size_t k;
 
 	pair_open(&pp);
@@ -910,7 +910,7 @@ ipc_oversized_frame_is_dropped(void)
 	struct msg *m, *got;
 	void *ctx, *raw;
 	char *blob;
-	struct pair pp;
+	struct pair pp = {0};
 	int linger = 0;
 
 	pair_open(&pp);
