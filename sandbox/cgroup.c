@@ -195,12 +195,12 @@ cgroup_create(
 	memset(run, 0, sizeof(*run));
 	run->dirfd = -1;
 	if (ci->v2[0] == '\0' || (!ci->v2_pids && !ci->v2_mem))
-		return SHIRO_ERR_UNSUPP;
+		return -SHIRO_ERR_UNSUPP;
 	if ((size_t)snprintf(run->dir, sizeof(run->dir), "%s/%s", ci->v2,
 		name) >= sizeof(run->dir) ||
 	    mkdir(run->dir, 0755) != 0) {
 		run->dir[0] = '\0';
-		return SHIRO_ERR_UNSUPP;
+		return -SHIRO_ERR_UNSUPP;
 	}
 	(void)snprintf(num, sizeof(num), "%" PRIu64, pids);
 	if (ci->v2_pids && pids > 0 &&
@@ -216,7 +216,7 @@ cgroup_create(
 	if (run->dirfd < 0) {
 		(void)rmdir(run->dir);
 		run->dir[0] = '\0';
-		return SHIRO_ERR_UNSUPP;
+		return -SHIRO_ERR_UNSUPP;
 	}
 	return 0;
 }

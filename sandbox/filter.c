@@ -118,9 +118,6 @@ static const struct filter_rule filter_base[] = {
     R("settimeofday", EPERM, "sets the system clock"),
     R("clock_settime", EPERM, "sets the system clock"),
     R("clock_adjtime", EPERM, "sets the system clock"),
-    R("clone3", ENOSYS,
-	"its flags are in memory where seccomp cannot look: ENOSYS makes "
-	"libc fall back to clone, whose flags are checked"),
     RA("ioctl", EPERM, FM_EQ32, 1, TIOCSTI, "ioctl(TIOCSTI)",
 	"pushes input into the terminal, to be run after the command ends"),
     RA("ioctl", EPERM, FM_EQ32, 1, TIOCLINUX, "ioctl(TIOCLINUX)",
@@ -129,6 +126,9 @@ static const struct filter_rule filter_base[] = {
 
 /* Refused for a jailed command (set-up is done by then). */
 static const struct filter_rule filter_jail[] = {
+    R("clone3", ENOSYS,
+	"its flags are in memory where seccomp cannot look: ENOSYS makes "
+	"libc fall back to clone, whose flags are checked"),
     R("mount", EPERM, "would change the jail's file system view"),
     R("umount2", EPERM, "would uncover what the jail's mounts hide"),
     R("pivot_root", EPERM, "would change the jail's root"),
@@ -162,6 +162,7 @@ static const struct filter_rule filter_jail[] = {
 
 /* Refused for the model worker: it only talks to providers. */
 static const struct filter_rule filter_model[] = {
+    R("clone3", ENOSYS, "as for the jail; libc falls back to clone"),
     R("execve", EPERM, "the model worker never runs programs"),
     R("execveat", EPERM, "the model worker never runs programs"),
     RA("open", EPERM, FM_BITS, 1, O_WRONLY, "open(O_WRONLY)",
@@ -206,6 +207,7 @@ static const struct filter_rule filter_model[] = {
 
 /* Refused for the fs worker: files under the workspace, nothing else. */
 static const struct filter_rule filter_fs[] = {
+    R("clone3", ENOSYS, "as for the jail; libc falls back to clone"),
     R("execve", EPERM, "the fs worker never runs programs"),
     R("execveat", EPERM, "the fs worker never runs programs"),
     R("mount", EPERM, "no worker mounts anything"),
@@ -296,7 +298,7 @@ filter_add(scmp_filter_ctx ctx, const struct filter_rule *r)
 	}
 	if (rc != 0) {
 		log_warnx("seccomp rule for %s: %s", r->show, strerror(-rc));
-		return SHIRO_ERR_FAILED;
+		return -SHIRO_ERR_FAILED;
 	}
 	return 0;
 }
@@ -314,13 +316,13 @@ filter_add_families(scmp_filter_ctx ctx, enum filter_policy policy)
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
 		    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (uint64_t)f));
 		if (rc != 0)
-			return SHIRO_ERR_FAILED;
+			return -SHIRO_ERR_FAILED;
 	}
 	/* Anything at or past AF_MAX, including values with high bits that
 	 * the kernel would cut down to a valid family, is refused too. */
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
 	    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, (uint64_t)AF_MAX));
-	return rc == 0 ? 0 : SHIRO_ERR_FAILED;
+	return rc == 0 ? 0 : -SHIRO_ERR_FAILED;
 }
 
 /* filter_build - compile policy into a classic BPF program. */
@@ -332,12 +334,12 @@ filter_build(enum filter_policy policy, struct sock_fprog *prog)
 	size_t i, n;
 	struct stat st;
 	void *mem = NULL;
-	int fd = -1, rc = SHIRO_ERR_FAILED;
+	int fd = -1, rc = -SHIRO_ERR_FAILED;
 
 	memset(prog, 0, sizeof(*prog));
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
 	if (ctx == NULL)
-		return SHIRO_ERR_FAILED;
+		return -SHIRO_ERR_FAILED;
 	/* Only the native architecture is in the filter: any other (i386
 	 * via int 0x80, x32 via the x32 bit) gets the bad-arch action. */
 	if (seccomp_attr_set(
@@ -394,10 +396,10 @@ filter_install(const struct sock_fprog *prog, int tsync)
 	long rc;
 
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		return SHIRO_ERR_FAILED;
+		return -SHIRO_ERR_FAILED;
 	rc = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 	    tsync ? SECCOMP_FILTER_FLAG_TSYNC : 0, prog);
-	return rc == 0 ? 0 : SHIRO_ERR_FAILED;
+	return rc == 0 ? 0 : -SHIRO_ERR_FAILED;
 }
 
 /* filter_each - call fn for each refusal of policy, in order. */

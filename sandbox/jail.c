@@ -381,25 +381,25 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 	if (spec->argv == NULL || spec->argv[0] == NULL ||
 	    spec->argv[0][0] == '\0') {
 		jail_setf(err, errlen, "no command");
-		return SHIRO_ERR_INVAL;
+		return -SHIRO_ERR_INVAL;
 	}
 	if (spec->workspace != NULL) {
 		if (spec->workspace[0] != '/') {
 			jail_setf(err, errlen, "workspace %s: not absolute",
 			    spec->workspace);
-			return SHIRO_ERR_INVAL;
+			return -SHIRO_ERR_INVAL;
 		}
 		if (realpath(spec->workspace, real) == NULL ||
 		    stat(real, &st) != 0) {
 			jail_setf(err, errlen, "workspace %s: %s",
 			    spec->workspace, strerror(errno));
-			return SHIRO_ERR_NOENT;
+			return -SHIRO_ERR_NOENT;
 		}
 		if (!S_ISDIR(st.st_mode) || jail_is_sysdir(real)) {
 			jail_setf(err, errlen,
 			    "workspace %s: not a directory a jail can use",
 			    spec->workspace);
-			return SHIRO_ERR_INVAL;
+			return -SHIRO_ERR_INVAL;
 		}
 		p->ws = xstrdup(real);
 	}
@@ -437,7 +437,7 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 			    "read-only subpath %s: not "
 			    "relative",
 			    ro[i]);
-			return SHIRO_ERR_INVAL;
+			return -SHIRO_ERR_INVAL;
 		}
 		p->ro_sub[p->nro++] = xstrdup(ro[i]);
 	}
@@ -567,7 +567,7 @@ jail_start(
 		if (plan.prog == NULL) {
 			jail_setf(
 			    err, errlen, "cannot build the seccomp filter");
-			rc = SHIRO_ERR_FAILED;
+			rc = -SHIRO_ERR_FAILED;
 			goto out;
 		}
 	}
@@ -578,7 +578,7 @@ jail_start(
 	j->fn = spec->on_output;
 	j->arg = spec->on_output_arg;
 
-	rc = SHIRO_ERR_IO;
+	rc = -SHIRO_ERR_IO;
 	if (pipe2(errp, O_CLOEXEC) != 0 || pipe2(statp, O_CLOEXEC) != 0)
 		goto fail_errno;
 	devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -667,7 +667,7 @@ jail_start(
 		jail_kill(j);
 		(void)waitpid(j->pid, &j->wstatus, __WALL);
 		j->reaped = 1;
-		rc = SHIRO_ERR_FAILED;
+		rc = -SHIRO_ERR_FAILED;
 		goto fail;
 	}
 	if (spec->timeout_ms > 0)
@@ -686,7 +686,7 @@ fail:
 			    "the jail needs %s, which this kernel does not "
 			    "offer; a person may set unjailed to run anyway",
 			    f.missing);
-			rc = SHIRO_ERR_UNSUPP;
+			rc = -SHIRO_ERR_UNSUPP;
 		}
 	}
 	jail_close(&errp[0]);
@@ -825,7 +825,7 @@ jail_step(struct jail *j, int wait_ms, int *done)
 	if (w < 0)
 		w = 0;
 	if (n > 0 && poll(pfd, (nfds_t)n, w) < 0 && errno != EINTR)
-		return SHIRO_ERR_IO;
+		return -SHIRO_ERR_IO;
 	for (i = 0; i < (int)n; i++) {
 		if (pfd[i].revents == 0)
 			continue;
@@ -865,7 +865,7 @@ jail_finish(struct jail **jp, struct jail_result *res)
 
 	memset(res, 0, sizeof(*res));
 	if (j == NULL)
-		return SHIRO_ERR_INVAL;
+		return -SHIRO_ERR_INVAL;
 	if (!j->reaped) {
 		jail_kill(j);
 		jail_reap(j, 1);

@@ -93,10 +93,10 @@ landlock_add(int rs, const char *path, uint64_t rights)
 
 	fd = open(path, O_PATH | O_CLOEXEC);
 	if (fd < 0)
-		return errno == ENOENT ? 0 : SHIRO_ERR_IO;
+		return errno == ENOENT ? 0 : -SHIRO_ERR_IO;
 	if (fstat(fd, &st) != 0) {
 		close(fd);
-		return SHIRO_ERR_IO;
+		return -SHIRO_ERR_IO;
 	}
 	if (!S_ISDIR(st.st_mode))
 		rights &= LL_FS_FILE_RIGHTS;
@@ -105,7 +105,7 @@ landlock_add(int rs, const char *path, uint64_t rights)
 	rc = (int)syscall(
 	    SYS_landlock_add_rule, rs, LL_RULE_PATH_BENEATH, &pb, 0);
 	close(fd);
-	return rc == 0 ? 0 : SHIRO_ERR_FAILED;
+	return rc == 0 ? 0 : -SHIRO_ERR_FAILED;
 }
 
 /* landlock_restrict - restrict the calling thread to ro[] and rw[]. */
@@ -115,7 +115,7 @@ landlock_restrict(const char *const *ro, const char *const *rw, int flags)
 	struct landlock_attr attr;
 	uint64_t all, read;
 	size_t size;
-	int abi, rs, rc = SHIRO_ERR_FAILED;
+	int abi, rs, rc = -SHIRO_ERR_FAILED;
 
 	abi = landlock_abi();
 	if (abi <= 0)
@@ -140,7 +140,7 @@ landlock_restrict(const char *const *ro, const char *const *rw, int flags)
 	}
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0)
-		return SHIRO_ERR_FAILED;
+		return -SHIRO_ERR_FAILED;
 	for (; ro != NULL && *ro != NULL; ro++)
 		if (landlock_add(rs, *ro, read) != 0)
 			goto out;

@@ -12,6 +12,22 @@ $(BUILD)/shiro-jail: $(BUILD)/sandbox/shiro-jail.o $(SANDBOX_LIB) $(UTIL_LIB)
 	$(link)
 $(BUILD)/shiro-jail: LDLIBS += $(LIBS_SECCOMP)
 
+# The probe runs inside the jail: built without sanitizers, whose
+# runtimes use ptrace and personality, which the jail refuses.
+BINS += $(BUILD)/try-syscall
+$(BUILD)/try-syscall: tests/try-syscall.c
+	@mkdir -p $(dir $@)
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra -Werror -o $@ $<
+
+JAIL_TEST_LIB := $(BUILD)/tests/test_jail_lib.o
+OBJS += $(JAIL_TEST_LIB) $(BUILD)/tests/test_jail.o
+
+TESTS += $(BUILD)/tests/test_jail
+$(BUILD)/tests/test_jail: $(BUILD)/tests/test_jail.o $(JAIL_TEST_LIB) \
+	$(HARNESS_OBJ) $(SANDBOX_LIB) $(UTIL_LIB) | $(BUILD)/try-syscall
+	$(link)
+$(BUILD)/tests/test_jail: LDLIBS += $(LIBS_SECCOMP)
+
 BENCHES += $(BUILD)/bench/bench_jail
 OBJS += $(BUILD)/bench/bench_jail.o
 $(BUILD)/bench/bench_jail.o: tests/bench_jail.c

@@ -51,7 +51,7 @@ sandbox_landlock(enum sandbox_role role, const char *workspace)
 		 * Landlock domain here would cut short. */
 		return 0;
 	}
-	return landlock_restrict(ro, rw, 0) < 0 ? SHIRO_ERR_FAILED : 0;
+	return landlock_restrict(ro, rw, 0) < 0 ? -SHIRO_ERR_FAILED : 0;
 }
 
 /* sandbox_lockdown - lock the calling process down for role. */
@@ -67,10 +67,10 @@ sandbox_lockdown(enum sandbox_role role, const char *workspace)
 	int rc;
 
 	if ((unsigned)role > SANDBOX_ROLE_TOOL)
-		return SHIRO_ERR_INVAL;
+		return -SHIRO_ERR_INVAL;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
 		log_warn("no_new_privs");
-		return SHIRO_ERR_FAILED;
+		return -SHIRO_ERR_FAILED;
 	}
 	/* Not dumpable: no core file and no ptrace by the same user.  The
 	 * tool worker stays dumpable: its jail children write their own
@@ -91,7 +91,7 @@ sandbox_lockdown(enum sandbox_role role, const char *workspace)
 	free(prog.filter);
 	if (rc != 0) {
 		log_warn("%s lockdown: seccomp", sandbox_role_name(role));
-		return errno == EINVAL ? SHIRO_ERR_UNSUPP : SHIRO_ERR_FAILED;
+		return errno == EINVAL ? -SHIRO_ERR_UNSUPP : -SHIRO_ERR_FAILED;
 	}
 	return 0;
 }

@@ -77,7 +77,7 @@ shiro_jail_doctor(int json)
 	jail_spec_init(&spec);
 	spec.argv = argv;
 	spec.timeout_ms = 10000;
-	rc = f.missing[0] == '\0' ? jail_run(&spec, &res) : SHIRO_ERR_UNSUPP;
+	rc = f.missing[0] == '\0' ? jail_run(&spec, &res) : -SHIRO_ERR_UNSUPP;
 	ok = rc == 0 && res.exited && res.exit_code == 0;
 	if (json) {
 		printf("{\"userns\":%s,\"mntns\":%s,\"pidns\":%s,\"ipcns\":%s,"

@@ -1,0 +1,555 @@
+/*
+ * test_jail - the seccomp policies, call by call, and the jail's basic
+ * promises (exit status, output, environment, fds, session, timeout,
+ * cancel).  The try-syscall probe runs inside a real jail through
+ * jail_run(); the worker lockdowns are applied in the forked test
+ * process itself.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "proto/err.h"
+#include "sandbox/jail.h"
+#include "tests/harness.h"
+#include "tests/test_jail_lib.h"
+
+/* One probe and what the jail must answer. */
+struct expect {
+	const char *call;
+	const char *want; /* "ok", an errno name, or "SIGSYS" */
+};
+
+/* The calls a jailed command makes all the time: they must work. */
+static const struct expect needed[] = {
+    {"getpid", "ok"},
+    {"fork", "ok"},
+    {"open_write_tmp", "ok"},
+    {"socket_unix", "ok"},
+    {"personality_linux", "ok"},
+};
+
+/* What the jail (no network) refuses, and how. */
+static const struct expect refused[] = {
+    {"ptrace", "EPERM"},
+    {"process_vm_readv", "EPERM"},
+    {"process_vm_writev", "EPERM"},
+    {"mount", "EPERM"},
+    {"umount2", "EPERM"},
+    {"pivot_root", "EPERM"},
+    {"chroot", "EPERM"},
+    {"open_tree", "EPERM"},
+    {"move_mount", "EPERM"},
+    {"fsopen", "EPERM"},
+    {"fsconfig", "EPERM"},
+    {"fsmount", "EPERM"},
+    {"fspick", "EPERM"},
+    {"mount_setattr", "EPERM"},
+    {"unshare", "EPERM"},
+    {"setns", "EPERM"},
+    {"clone_newuser", "EPERM"},
+    {"clone_newns", "EPERM"},
+    {"clone_newnet", "EPERM"},
+    {"clone3", "ENOSYS"},
+    {"keyctl", "EPERM"},
+    {"add_key", "EPERM"},
+    {"request_key", "EPERM"},
+    {"bpf", "EPERM"},
+    {"perf_event_open", "EPERM"},
+    {"userfaultfd", "EPERM"},
+    {"io_uring_setup", "EPERM"},
+    {"kexec_load", "EPERM"},
+    {"init_module", "EPERM"},
+    {"finit_module", "EPERM"},
+    {"delete_module", "EPERM"},
+    {"personality_linux32", "EPERM"},
+    {"personality_norandom", "EPERM"},
+    {"acct", "EPERM"},
+    {"swapoff", "EPERM"},
+    {"reboot", "EPERM"},
+    {"syslog", "EPERM"},
+    {"open_by_handle_at", "EPERM"},
+    {"tiocsti", "EPERM"},
+    {"tiocsti_hi", "EPERM"},
+    {"tioclinux", "EPERM"},
+    {"socket_inet", "EAFNOSUPPORT"},
+    {"socket_inet6", "EAFNOSUPPORT"},
+    {"socket_netlink", "EAFNOSUPPORT"},
+    {"socket_packet", "EAFNOSUPPORT"},
+    {"socket_inet_hi", "EAFNOSUPPORT"},
+    {"x32", "SIGSYS"},
+    {"i386", "SIGSYS"},
+};
+
+/* With the network on, these change; the rest stays refused. */
+static const struct expect net_on[] = {
+    {"socket_inet", "ok"},
+    {"socket_inet6", "ok"},
+    {"socket_netlink", "EAFNOSUPPORT"},
+    {"socket_inet_hi", "EAFNOSUPPORT"},
+    {"ptrace", "EPERM"},
+    {"unshare", "EPERM"},
+};
+
+/*
+ * Without the jail the same probes succeed or fail differently, which
+ * shows that the answers above come from the filter and not from the
+ * probe's arguments.
+ */
+static const struct expect unjailed[] = {
+    {"ptrace", "ok"},
+    {"open_tree", "ok"},
+    {"unshare", "ok"},
+    {"clone3", "EINVAL"},
+    {"setns", "EBADF"},
+    {"io_uring_setup", "ok"},
+    {"personality_linux32", "ok"},
+    {"tiocsti", "ENOTTY"},
+    {"socket_inet", "ok"},
+    {"keyctl", "ok"},
+};
+
+/* probe_one - run the probe for call in ws; check the answer. */
+static void
+probe_one(const char *ws, const char *probe, const struct expect *e, int net,
+    int unjail)
+{
+	const char *argv[] = {probe, e->call, NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+	char want[128];
+
+	jt_spec(&spec, ws, argv);
+	spec.net = net;
+	spec.unjailed = unjail;
+	jt_exec(&spec, &r);
+	CHECKF(r.rc == 0, "%s: jail_run: %s", e->call, r.res.error);
+	if (strcmp(e->want, "SIGSYS") == 0) {
+		CHECKF(!r.res.exited && r.res.signal == SIGSYS,
+		    "%s: want a kill by SIGSYS, got exit %d signal %d, "
+		    "output \"%s\"",
+		    e->call, r.res.exit_code, r.res.signal, r.out.data);
+		CHECKF(
+		    r.out.len == 0, "%s: printed \"%s\"", e->call, r.out.data);
+	} else {
+		(void)snprintf(want, sizeof(want), "%s %s\n", e->call, e->want);
+		CHECKF(r.res.exited && r.res.exit_code == 0,
+		    "%s: exit %d signal %d (%s)", e->call, r.res.exit_code,
+		    r.res.signal, r.err.data);
+		CHECKF(strcmp(r.out.data, want) == 0,
+		    "%s: want \"%s\" got \"%s\"", e->call, e->want, r.out.data);
+	}
+	jt_free(&r);
+}
+
+/* probe_table - probe_one for each row of t. */
+static void
+probe_table(const struct expect *t, size_t n, int net, int unjail)
+{
+	const char *ws = harness_tmpdir(), *probe = jt_probe(ws);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		probe_one(ws, probe, &t[i], net, unjail);
+}
+
+/* Everyday calls work inside the jail. */
+static void
+jail_allows_needed_calls(void)
+{
+	probe_table(needed, sizeof(needed) / sizeof(needed[0]), 0, 0);
+}
+
+/* Every refused call fails with its errno, or is killed, in the jail. */
+static void
+jail_refuses_each_call(void)
+{
+	probe_table(refused, sizeof(refused) / sizeof(refused[0]), 0, 0);
+}
+
+/* With the network on, only the socket families change. */
+static void
+jail_net_allows_inet_only(void)
+{
+	probe_table(net_on, sizeof(net_on) / sizeof(net_on[0]), 1, 0);
+}
+
+/* The probe's arguments work when nothing filters them. */
+static void
+probe_args_work_unjailed(void)
+{
+	if (geteuid() != 0)
+		harness_skip("the unjailed controls assume root (unshare)");
+	probe_table(unjailed, sizeof(unjailed) / sizeof(unjailed[0]), 0, 1);
+}
+
+/* Exit codes and signals come back as they were. */
+static void
+jail_reports_status(void)
+{
+	const char *ws = harness_tmpdir();
+	struct jt_run r;
+
+	jt_sh(ws, "exit 7", &r);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK(r.res.exited);
+	CHECK_EQ_INT(r.res.exit_code, 7);
+	CHECK_EQ_INT(jail_status(&r.res), 7);
+	jt_free(&r);
+	jt_sh(ws, "kill -TERM $$; sleep 5", &r);
+	CHECK(!r.res.exited);
+	CHECK_EQ_INT(r.res.signal, SIGTERM);
+	CHECK_EQ_INT(jail_status(&r.res), 128 + SIGTERM);
+	jt_free(&r);
+	jt_sh(ws, "no-such-command-here", &r);
+	CHECK(r.res.exited);
+	CHECK_EQ_INT(r.res.exit_code, 127);
+	jt_free(&r);
+}
+
+/* A missing program is status 127 with a message, not a set-up error. */
+static void
+jail_missing_program(void)
+{
+	const char *argv[] = {"/no/such/program", NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	jt_exec(&spec, &r);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK(r.res.exited);
+	CHECK_EQ_INT(r.res.exit_code, 127);
+	CHECKF(
+	    strstr(r.err.data, "cannot run") != NULL, "stderr: %s", r.err.data);
+	jt_free(&r);
+}
+
+/* stdout and stderr are told apart and counted. */
+static void
+jail_separates_output(void)
+{
+	struct jt_run r;
+
+	jt_sh(harness_tmpdir(), "printf out; printf err >&2", &r);
+	CHECK_EQ_STR(r.out.data, "out");
+	CHECK_EQ_STR(r.err.data, "err");
+	CHECK_EQ_INT(r.res.out_bytes, 3);
+	CHECK_EQ_INT(r.res.err_bytes, 3);
+	jt_free(&r);
+}
+
+/* A bad spec is refused before anything runs. */
+static void
+jail_refuses_bad_specs(void)
+{
+	const char *argv[] = {"true", NULL}, *none[] = {NULL};
+	struct jail_result res;
+	struct jail_spec spec;
+
+	jail_spec_init(&spec);
+	spec.argv = none;
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_INVAL);
+	spec.argv = argv;
+	spec.workspace = "relative/dir";
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_INVAL);
+	spec.workspace = "/";
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_INVAL);
+	spec.workspace = "/usr";
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_INVAL);
+	spec.workspace = "/no/such/dir";
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_NOENT);
+	CHECK(res.error[0] != '\0');
+}
+
+/* Only allowlisted variables get in; no fd above 2; a new session; no
+ * capabilities; the jail's own hostname. */
+static void
+jail_cleans_process_state(void)
+{
+	const char *ws = harness_tmpdir();
+	struct jt_run r;
+	int fd;
+
+	setenv("AWS_SECRET_ACCESS_KEY", "leaked-secret", 1);
+	setenv("SHIRO_TEST_VAR", "leaked-var", 1);
+	fd = open("/dev/null", O_RDONLY); /* not close-on-exec */
+	CHECK(fd >= 0);
+	CHECK(dup2(fd, 9) == 9);
+	jt_sh(ws,
+	    "env; ls /proc/self/fd | tr '\\n' ' '; echo; "
+	    "test \"$(cut -d' ' -f6 /proc/self/stat)\" = \"$$\" && "
+	    "echo sid True; grep CapEff /proc/self/status; hostname",
+	    &r);
+	CHECKF(r.res.exited && r.res.exit_code == 0, "status %d: %s",
+	    r.res.exit_code, r.err.data);
+	CHECK(strstr(r.out.data, "leaked") == NULL);
+	CHECK(strstr(r.out.data, "PATH=") != NULL);
+	CHECK(strstr(r.out.data, "HOME=/tmp") != NULL);
+	/* ls itself holds one fd for the directory it lists. */
+	CHECKF(strstr(r.out.data, "0 1 2 3 \n") != NULL, "fds: %s", r.out.data);
+	CHECK(strstr(r.out.data, "sid True") != NULL);
+	CHECK(strstr(r.out.data, "CapEff:\t0000000000000000") != NULL);
+	CHECK(strstr(r.out.data, "\nshiro\n") != NULL);
+	jt_free(&r);
+}
+
+/* Output arrives while the command still runs. */
+static double stream_first_ms;
+static struct timespec stream_t0;
+
+/* stream_cb - note when the first chunk came. */
+static void
+stream_cb(void *arg, enum jail_stream stream, const char *data, size_t len)
+{
+	struct timespec ts;
+
+	(void)arg;
+	(void)stream;
+	(void)data;
+	(void)len;
+	if (stream_first_ms > 0)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	stream_first_ms = (ts.tv_sec - stream_t0.tv_sec) * 1e3 +
+	    (ts.tv_nsec - stream_t0.tv_nsec) / 1e6;
+}
+
+static void
+jail_streams_output(void)
+{
+	const char *argv[] = {
+	    "sh", "-c", "echo first; sleep 0.6; echo second", NULL};
+	struct jail_result res;
+	struct jail_spec spec;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.on_output = stream_cb;
+	clock_gettime(CLOCK_MONOTONIC, &stream_t0);
+	CHECK_EQ_INT(jail_run(&spec, &res), 0);
+	CHECK(res.exited && res.exit_code == 0);
+	CHECKF(stream_first_ms > 0 && stream_first_ms < 400,
+	    "first output after %.0f ms", stream_first_ms);
+	CHECK(res.wall_ms >= 550);
+}
+
+/* The wall-clock limit kills the whole tree, background included. */
+static void
+jail_timeout_kills_tree(void)
+{
+	const char *argv[] = {"sh", "-c", "sleep 987.25 & sleep 987.5", NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.timeout_ms = 300;
+	jt_exec(&spec, &r);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK(r.res.timed_out);
+	CHECK_EQ_INT(jail_status(&r.res), JAIL_EXIT_TIMEOUT);
+	CHECKF(r.res.wall_ms < 3000, "took %llu ms",
+	    (unsigned long long)r.res.wall_ms);
+	CHECK(!jt_host_has("sleep 987.25"));
+	CHECK(!jt_host_has("sleep 987.5"));
+	jt_free(&r);
+}
+
+static volatile sig_atomic_t cancel_flag;
+
+/* cancel_alarm - a signal handler sets the cancel flag. */
+static void
+cancel_alarm(int sig)
+{
+	(void)sig;
+	cancel_flag = 1;
+}
+
+/* The cancel flag (set by a signal handler) kills the tree. */
+static void
+jail_cancel_kills_tree(void)
+{
+	const char *argv[] = {"sh", "-c", "sleep 986.25 & sleep 986.5", NULL};
+	struct itimerval it;
+	struct jail_spec spec;
+	struct jt_run r;
+
+	signal(SIGALRM, cancel_alarm);
+	memset(&it, 0, sizeof(it));
+	it.it_value.tv_usec = 300000;
+	CHECK(setitimer(ITIMER_REAL, &it, NULL) == 0);
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.cancel = &cancel_flag;
+	jt_exec(&spec, &r);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK(r.res.interrupted);
+	CHECK(!r.res.timed_out);
+	CHECK_EQ_INT(jail_status(&r.res), JAIL_EXIT_INTERRUPT);
+	CHECK(!jt_host_has("sleep 986.25"));
+	CHECK(!jt_host_has("sleep 986.5"));
+	jt_free(&r);
+}
+
+/* The step API: poll fds, cancel by call, finish. */
+static void
+jail_step_api(void)
+{
+	const char *argv[] = {"sh", "-c", "echo go; sleep 985.5", NULL};
+	struct jail_result res;
+	struct jail_spec spec;
+	struct jail *j;
+	char err[256];
+	int fds[4], done = 0, i;
+	size_t n;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.on_output = stream_cb;
+	CHECK_EQ_INT(jail_start(&spec, &j, err, sizeof(err)), 0);
+	n = jail_pollfds(j, fds, 4);
+	CHECK(n >= 2);
+	CHECK(jail_next_ms(j) <= 50);
+	for (i = 0; i < 20 && stream_first_ms == 0; i++)
+		CHECK_EQ_INT(jail_step(j, 50, &done), 0);
+	CHECK(stream_first_ms > 0);
+	CHECK(!done);
+	jail_cancel(j);
+	for (i = 0; i < 100 && !done; i++)
+		CHECK_EQ_INT(jail_step(j, 50, &done), 0);
+	CHECK(done);
+	CHECK_EQ_INT(jail_finish(&j, &res), 0);
+	CHECK(j == NULL);
+	CHECK(res.interrupted);
+	CHECK(!jt_host_has("sleep 985.5"));
+}
+
+/* The probe and the doctor's self-test agree that the jail runs here. */
+static void
+jail_probe_reports(void)
+{
+	struct jail_features f;
+
+	CHECK_EQ_INT(jail_probe(&f), 0);
+	CHECKF(f.missing[0] == '\0', "missing: %s", f.missing);
+	CHECK(f.userns && f.mntns && f.pidns && f.netns && f.seccomp);
+	CHECK(f.landlock_abi >= 0);
+}
+
+/* The model worker: no exec, no writes; reads and sockets work. */
+static void
+lockdown_model(void)
+{
+	const char *ws = harness_tmpdir(), *path = jt_path(ws, "f");
+	char *const argv[] = {"/bin/true", NULL};
+	int fd;
+
+	jt_write(path, "x");
+	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_MODEL, NULL), 0);
+	errno = 0;
+	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
+	CHECK(open(path, O_WRONLY) < 0 && errno == EPERM);
+	CHECK(open(jt_path(ws, "g"), O_WRONLY | O_CREAT, 0600) < 0 &&
+	    errno == EPERM);
+	CHECK(unlink(path) < 0 && errno == EPERM);
+	CHECK(mkdir(jt_path(ws, "d"), 0700) < 0 && errno == EPERM);
+	CHECK(rename(path, jt_path(ws, "h")) < 0 && errno == EPERM);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) < 0 &&
+	    errno == EPERM);
+	/* A foreign-architecture call kills the whole process. */
+	{
+		int st;
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			syscall(SYS_getpid | 0x40000000);
+			_exit(0);
+		}
+		CHECK(waitpid(pid, &st, 0) == pid);
+		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS);
+	}
+}
+
+/* The fs worker: files in the workspace only, no exec, no network. */
+static void
+lockdown_fs(void)
+{
+	const char *ws = harness_tmpdir();
+	char *const argv[] = {"/bin/true", NULL};
+	char outside[] = "/tmp/shiro-fs-outside-XXXXXX";
+	struct jail_features f;
+	int fd;
+
+	CHECK(mkdtemp(outside) != NULL);
+	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_FS, ws), 0);
+	errno = 0;
+	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
+	CHECK(socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = open(jt_path(ws, "new"), O_WRONLY | O_CREAT, 0600);
+	CHECK(fd >= 0);
+	close(fd);
+	fd = open("/usr/bin/true", O_RDONLY);
+	CHECK(fd >= 0);
+	close(fd);
+	jail_probe(&f);
+	if (f.landlock_abi > 0) {
+		CHECK(
+		    open(jt_path(outside, "x"), O_WRONLY | O_CREAT, 0600) < 0 &&
+		    errno == EACCES);
+		CHECK(open("/etc/hostname", O_RDONLY) < 0 && errno == EACCES);
+	}
+	(void)rmdir(outside);
+}
+
+/* The tool worker: still runs jails after its own lockdown, and refuses
+ * ptrace. */
+static void
+lockdown_tool(void)
+{
+	struct jt_run r;
+
+	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_TOOL, NULL), 0);
+	CHECK(syscall(SYS_ptrace, 0, 0, 0, 0) < 0 && errno == EPERM);
+	jt_sh(harness_tmpdir(), "echo jailed", &r);
+	CHECKF(r.rc == 0, "jail_run after the tool lockdown: %s", r.res.error);
+	CHECK_EQ_STR(r.out.data, "jailed\n");
+	jt_free(&r);
+}
+
+static const struct harness_test tests[] = {
+    HT(jail_allows_needed_calls),
+    HT(jail_refuses_each_call),
+    HT(jail_net_allows_inet_only),
+    HT(probe_args_work_unjailed),
+    HT(jail_reports_status),
+    HT(jail_missing_program),
+    HT(jail_separates_output),
+    HT(jail_refuses_bad_specs),
+    HT(jail_cleans_process_state),
+    HT(jail_streams_output),
+    HT(jail_timeout_kills_tree),
+    HT(jail_cancel_kills_tree),
+    HT(jail_step_api),
+    HT(jail_probe_reports),
+    HT(lockdown_model),
+    HT(lockdown_fs),
+    HT(lockdown_tool),
+};
+
+HARNESS_MAIN(tests)
