@@ -218,7 +218,7 @@ compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
  * the two children.  0, or a store error. */
 static int
 compact_inputs(struct broker *b, unsigned l, uint64_t i, char **texts,
-    size_t *lens, size_t *n)
+    size_t *lens, size_t *n, enum store_kind *kindp)
 {
 	struct store_msg sm;
 	struct store_node nd;
@@ -232,6 +232,8 @@ compact_inputs(struct broker *b, unsigned l, uint64_t i, char **texts,
 			return rc;
 		texts[0] = sm.text;
 		lens[0] = sm.len;
+		if (kindp != NULL)
+			*kindp = sm.kind;
 		sm.text = NULL;
 		store_msg_free(&sm);
 		*n = 1;
@@ -275,7 +277,7 @@ compact_free_job(struct broker *b, const struct plan_job *job)
 	size_t lens[2], n, len, nlen;
 	int rc;
 
-	rc = compact_inputs(b, job->l, job->i, texts, lens, &n);
+	rc = compact_inputs(b, job->l, job->i, texts, lens, &n, NULL);
 	if (rc != 0) {
 		log_warnx("node %u:%llu: cannot read its input (%s): %s",
 		    job->l, (unsigned long long)job->i, err_str(rc),
@@ -307,7 +309,7 @@ compact_cut_build(struct broker *b, unsigned l, uint64_t i)
 	size_t lens[2], n, len, cut;
 	int rc;
 
-	rc = compact_inputs(b, l, i, texts, lens, &n);
+	rc = compact_inputs(b, l, i, texts, lens, &n, NULL);
 	if (rc != 0) {
 		log_warnx("node %u:%llu: cannot read its input (%s)", l,
 		    (unsigned long long)i, err_str(rc));
@@ -357,11 +359,13 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 {
 	char *texts[2];
 	size_t lens[2], n, k;
+	enum store_kind kind = STORE_KIND_USER;
 	struct msg *m;
-	struct msg_val *arr;
+	struct msg_val *arr, *in;
+	unsigned cl = j->l ? j->l - 1 : 0;
 	int rc;
 
-	rc = compact_inputs(b, j->l, j->i, texts, lens, &n);
+	rc = compact_inputs(b, j->l, j->i, texts, lens, &n, &kind);
 	if (rc != 0) {
 		log_warnx("node %u:%llu: cannot read its input (%s): %s", j->l,
 		    (unsigned long long)j->i, err_str(rc),
@@ -370,13 +374,21 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 	}
 	m = msg_new(MSG_JOB);
 	msg_set_int(m, "job", (int64_t)j->id);
-	msg_set_str(m, "kind", j->l == 0 ? "leaf" : "merge");
+	msg_set_str(m, "kind", "compact");
 	msg_set_int(m, "l", j->l);
 	msg_set_int(m, "i", (int64_t)j->i);
 	msg_set_int(m, "limit", PLAN_NODE_SIZE);
 	arr = msg_set_arr(m, "inputs");
 	for (k = 0; k < n; k++) {
-		msg_val_add_strn(arr, texts[k], lens[k]);
+		/* The message, or the two children (left first). */
+		uint64_t ci = j->l ? 2 * j->i + k : j->i;
+
+		in = msg_val_add_map(arr);
+		msg_val_set_int(in, "id", (int64_t)(ci << cl));
+		msg_val_set_int(in, "n", (int64_t)(1ULL << cl));
+		if (j->l == 0)
+			msg_val_set_str(in, "kind", store_kind_name(kind));
+		msg_val_set_strn(in, "text", texts[k], lens[k]);
 		free(texts[k]);
 	}
 	compact_context(b, j->l, j->i, msg_set_arr(m, "context"));

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -53,6 +54,7 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir)
 	p->min_ms = cfg->backoff_min_ms;
 	p->max_ms = cfg->backoff_max_ms;
 	p->ready_timeout_ms = 10000;
+	p->broker_pid = getpid();
 	for (g = 0; g < cfg->nworkers; g++)
 		total += cfg->workers[g].count;
 	p->w = xcalloc(total ? total : 1, sizeof(*p->w));
@@ -131,7 +133,7 @@ pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
 static void
 pool_child(struct pool *p, struct pool_worker *w)
 {
-	char slot[16];
+	char hb[16];
 	const char *argv[12];
 	sigset_t none;
 	int fd, i = 0;
@@ -144,6 +146,10 @@ pool_child(struct pool *p, struct pool_worker *w)
 	/* Its own process group: a terminal's ^C meant for a foreground
 	 * shirod reaches shirod, which then shuts the workers down. */
 	setpgid(0, 0);
+	/* A worker never outlives its broker, even one killed with -9. */
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	if (getppid() != p->broker_pid)
+		_exit(0);
 	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (fd >= 0 && fd != STDIN_FILENO) {
 		dup2(fd, STDIN_FILENO);
@@ -151,18 +157,16 @@ pool_child(struct pool *p, struct pool_worker *w)
 	}
 	/* Nothing of the broker's leaks: the store, the lock, sockets. */
 	syscall(SYS_close_range, 3U, ~0U, 0);
-	snprintf(slot, sizeof(slot), "%u", w->idx);
+	snprintf(hb, sizeof(hb), "%u", p->hb_ms);
 	argv[i++] = w->path;
 	argv[i++] = "--endpoint";
 	argv[i++] = p->endpoint;
-	argv[i++] = "--role";
-	argv[i++] = config_role_name(w->role);
 	if (w->provider != NULL) {
 		argv[i++] = "--provider";
 		argv[i++] = w->provider;
 	}
-	argv[i++] = "--slot";
-	argv[i++] = slot;
+	argv[i++] = "--heartbeat-ms";
+	argv[i++] = hb;
 	argv[i] = NULL;
 	execv(w->path, (char *const *)argv);
 	log_warn("cannot run worker %s", w->path);
@@ -178,8 +182,11 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 	if (w->state != POOL_DOWN)
 		return -SHIRO_ERR_STATE;
 	if (access(w->path, X_OK) != 0) {
-		log_warn("worker %u (%s): cannot run %s", w->idx,
-		    config_role_name(w->role), w->path);
+		/* Said once per slot, not at every back-off. */
+		if (!w->warned)
+			log_warn("worker %u (%s): cannot run %s", w->idx,
+			    config_role_name(w->role), w->path);
+		w->warned = 1;
 		pool_schedule(p, w, now);
 		return -SHIRO_ERR_NOENT;
 	}
@@ -192,6 +199,7 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 	if (pid == 0)
 		pool_child(p, w);
 	w->pid = pid;
+	w->warned = 0;
 	w->state = POOL_STARTING;
 	w->spawned_at = now;
 	w->last_seen = now;
@@ -206,11 +214,13 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 /* pool_ready - a READY from ident: match it to its STARTING slot. */
 struct pool_worker *
 pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
-    const char *provider, uint64_t pid, uint64_t now, const char **whyp)
+    const char *provider, uint64_t pid, uint64_t now, uint64_t *jobp,
+    const char **whyp)
 {
 	struct pool_worker *w = NULL;
 	unsigned k;
 
+	*jobp = 0;
 	for (k = 0; k < p->n; k++) {
 		if (p->w[k].pid > 0 && (uint64_t)p->w[k].pid == pid) {
 			w = &p->w[k];
@@ -221,8 +231,9 @@ pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
 		*whyp = "no worker of ours has this pid";
 		return NULL;
 	}
-	if (w->state != POOL_STARTING) {
-		*whyp = "READY from a worker that is already ready";
+	if (w->state != POOL_STARTING && w->state != POOL_IDLE &&
+	    w->state != POOL_BUSY) {
+		*whyp = "READY from a worker that is being stopped";
 		return NULL;
 	}
 	if (strcmp(role, config_role_name(w->role)) != 0) {
@@ -235,6 +246,10 @@ pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
 			"started for";
 		return NULL;
 	}
+	/* A worker that reconnected (it lost the broker for a while) is
+	 * ready again; the job it held is lost with its old connection. */
+	*jobp = w->state == POOL_BUSY ? w->job : 0;
+	w->job = 0;
 	w->ident = *ident;
 	w->state = POOL_IDLE;
 	w->ready_at = now;

@@ -51,6 +51,7 @@ struct pool_worker {
 	uint64_t job; /* the job held while BUSY; 0 otherwise */
 	uint64_t job_since;
 	int secret_sent;
+	int warned; /* "cannot run" was logged */
 };
 
 struct pool {
@@ -62,6 +63,7 @@ struct pool {
 	unsigned hb_ms, liveness, min_ms, max_ms;
 	unsigned ready_timeout_ms;
 	int stopping; /* pool_stop() was called: no more restarts */
+	pid_t broker_pid;
 };
 
 /*
@@ -77,21 +79,23 @@ void pool_free(struct pool *p);
 /*
  * pool_spawn - fork and exec the worker of slot w (which must be DOWN),
  * with stdin from /dev/null and stdout/stderr to shirod's log.  The
- * worker finds the broker through argv (--endpoint, --role, --provider,
- * --slot); secrets follow over the socket after READY, never in argv or
+ * worker finds the broker through argv (--endpoint, --provider,
+ * --heartbeat-ms); secrets follow over the socket after READY, never in argv or
  * the environment.  0, or a negative SHIRO_ERR_* (then the slot stays
  * DOWN with its back-off advanced).
  */
 int pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now);
 
 /*
- * pool_ready - a READY from ident with these values.  It must come from a
- * STARTING slot's pid, with that slot's role and provider.  Returns the
- * slot (now IDLE), or NULL if no slot matches (*whyp says why; borrowed).
+ * pool_ready - a READY from ident with these values.  It must come from
+ * the pid of a slot's process, with that slot's role and provider: a new
+ * worker, or one that reconnected (then the job it held, lost with its
+ * old connection, goes to *jobp for a requeue).  Returns the slot (now
+ * IDLE), or NULL if no slot matches (*whyp says why; borrowed).
  */
 struct pool_worker *pool_ready(struct pool *p, const struct msg_ident *ident,
     const char *role, const char *provider, uint64_t pid, uint64_t now,
-    const char **whyp);
+    uint64_t *jobp, const char **whyp);
 
 /* pool_find - the ready slot whose worker has identity ident, or NULL. */
 struct pool_worker *pool_find(struct pool *p, const struct msg_ident *ident);

@@ -406,6 +406,9 @@ serve_status(struct broker *b, struct msg_val *doc)
 	msg_val_set_int(v, "nodes", (int64_t)b->nfailed);
 	msg_val_set_int(v, "cut", (int64_t)b->nodes_cut);
 	msg_val_set_int(doc, "jobs_done", (int64_t)b->jobs_done);
+	msg_val_set_int(doc, "workers_ready",
+	    (int64_t)(pool_count(&b->pool, CONFIG_ROLE_MODEL, NULL, POOL_IDLE) +
+		pool_count(&b->pool, CONFIG_ROLE_MODEL, NULL, POOL_BUSY)));
 	arr = msg_val_set_arr(doc, "workers");
 	for (k = 0; k < b->pool.n; k++) {
 		const struct pool_worker *w = &b->pool.w[k];

@@ -111,7 +111,7 @@ supervise_ready(struct broker *b, const struct msg_ident *from,
 {
 	const char *role = "", *provider = "", *why = "";
 	struct pool_worker *w;
-	uint64_t pid = 0, version = 0;
+	uint64_t pid = 0, version = 0, job = 0;
 
 	(void)msg_get_str(m, "role", &role, NULL);
 	(void)msg_get_str(m, "provider", &provider, NULL);
@@ -124,7 +124,9 @@ supervise_ready(struct broker *b, const struct msg_ident *from,
 		    MSG_VERSION);
 		return;
 	}
-	w = pool_ready(&b->pool, from, role, provider, pid, now, &why);
+	w = pool_ready(&b->pool, from, role, provider, pid, now, &job, &why);
+	if (job != 0)
+		compact_requeue(b, job);
 	if (w == NULL) {
 		log_warnx("READY from pid %llu (%s %s) refused: %s",
 		    (unsigned long long)pid, role, provider, why);

@@ -1,0 +1,82 @@
+/*
+ * test_shirod_util.h - a small client of shirod for tests and benches:
+ * start and stop a real shirod in a temporary home, connect, ask and wait.
+ */
+#ifndef SHIRO_TEST_SHIROD_UTIL_H
+#define SHIRO_TEST_SHIROD_UTIL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "proto/msg.h"
+
+/* tsd_bin - the path of a program built next to the tests (build/X). */
+const char *tsd_bin(const char *name);
+
+/* tsd_write - write text to dir/name. */
+void tsd_write(const char *dir, const char *name, const char *text);
+
+/*
+ * tsd_start - run shirod --home home [extra args] in the foreground,
+ * its output to home/shirod.err, and wait until it serves (STATUS
+ * answered).  Returns its pid, or -1 if it exited (*statusp gets the
+ * wait status) or did not serve within 10 s.
+ */
+pid_t tsd_start(const char *home, const char *const *extra, int *statusp);
+
+/* tsd_stop - SIGTERM pid, wait up to 10 s, then SIGKILL; wait status. */
+int tsd_stop(pid_t pid);
+
+/* tsd_kill9 - SIGKILL pid and reap it. */
+void tsd_kill9(pid_t pid);
+
+/* tsd_connect - a DEALER connected to home's client socket. */
+void *tsd_connect(const char *home);
+
+/* tsd_close - close a socket from tsd_connect. */
+void tsd_close(void **sockp);
+
+/* Events seen while waiting for answers, counted by kind. */
+struct tsd_events {
+	uint64_t messages, nodes, batches, failures, last_seq, total;
+	int gap; /* a sequence number was skipped */
+};
+
+/*
+ * tsd_call - set rid on m (a fresh one), send it, and wait up to
+ * timeout_ms for the answer with that rid (ACK, REPLY, WELCOME, ERROR or
+ * PONG).  Events met on the way are counted in ev (may be NULL).
+ * Returns the answer (caller destroys) or NULL on timeout.
+ */
+struct msg *tsd_call(
+    void *sock, struct msg *m, long timeout_ms, struct tsd_events *ev);
+
+/* tsd_recv - receive one message within timeout_ms, or NULL. */
+struct msg *tsd_recv(void *sock, long timeout_ms);
+
+/* tsd_send_text - SEND text (kind user) with key (may be NULL); the
+ * acknowledged id, or -1 (ERROR or timeout). */
+int64_t tsd_send_text(
+    void *sock, const char *text, const char *key, struct tsd_events *ev);
+
+/* tsd_status_int - a number of the STATUS document: path "view.bytes"
+ * style (one dot at most); -1 if absent or no answer. */
+int64_t tsd_status_int(void *sock, const char *path);
+
+/* tsd_doc_int - the same from a document map. */
+int64_t tsd_doc_int(const struct msg_val *doc, const char *path);
+
+/*
+ * tsd_settle - wait up to timeout_ms until the view is fully built and no
+ * job runs or waits (STATUS unbuilt, queues.running and
+ * queues.waiting_for_worker all 0).  0, or -1 on timeout.
+ */
+int tsd_settle(void *sock, long timeout_ms, struct tsd_events *ev);
+
+/* tsd_view - the view as "l:i l:i ..." from MEMORY (malloc'd), or NULL. */
+char *tsd_view(void *sock);
+
+/* tsd_now_ms - a monotonic clock. */
+uint64_t tsd_now_ms(void);
+
+#endif
