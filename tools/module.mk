@@ -16,7 +16,7 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 TOOLS_LINK := $(TOOLS_LIB) $(SANDBOX_LIB) $(UTIL_LIB)
 TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP)
 
-TOOLS_TESTS := test_perm test_tools test_tools_escape
+TOOLS_TESTS := test_perm test_tools test_tools_escape test_tools_atomic
 TESTS += $(TOOLS_TESTS:%=$(BUILD)/tests/%)
 OBJS += $(TOOLS_TESTS:%=$(BUILD)/tests/%.o)
 
