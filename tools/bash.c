@@ -110,6 +110,8 @@ bash_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 	struct bash_out o;
 	struct jail_spec spec;
 	struct jail_result res;
+	struct jail *j = NULL;
+	int done = 0;
 	struct buf text = BUF_INIT;
 	long long timeout;
 	size_t max = tool_ctx_max(ctx);
@@ -146,13 +148,21 @@ bash_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 	spec.on_output = bash_output;
 	spec.on_output_arg = &o;
 	spec.cancel = ctx->cancel;
-	r = jail_run(&spec, &res);
+	r = jail_start(&spec, &j, res.error, sizeof(res.error));
 	if (r < 0) {
 		*result = tool_error("the jail could not be set up, so the "
 				     "command did not run: %s",
 		    res.error[0] ? res.error : err_str(r));
 		goto out;
 	}
+	/* Step the jail so that the tick (a worker's heartbeat) runs
+	 * while the command does. */
+	while (!done && r == 0) {
+		r = jail_step(j, 50, &done);
+		if (!done && tool_canceled(ctx))
+			jail_cancel(j);
+	}
+	jail_finish(&j, &res);
 	bash_text(&o, max, &text, &clipped);
 	if (res.timed_out || res.interrupted) {
 		if (res.timed_out)

@@ -16,7 +16,8 @@ $(TOOLS_LIB): $(TOOLS_OBJS)
 TOOLS_LINK := $(TOOLS_LIB) $(SANDBOX_LIB) $(UTIL_LIB)
 TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP)
 
-TOOLS_TESTS := test_perm test_tools test_tools_escape test_tools_atomic
+TOOLS_TESTS := test_perm test_tools test_tools_escape test_tools_atomic \
+	test_tools_bash
 TESTS += $(TOOLS_TESTS:%=$(BUILD)/tests/%)
 OBJS += $(TOOLS_TESTS:%=$(BUILD)/tests/%.o)
 

@@ -103,6 +103,8 @@ tool_ctx_max(const struct tool_ctx *ctx)
 int
 tool_canceled(const struct tool_ctx *ctx)
 {
+	if (ctx->tick != NULL && ctx->tick(ctx->tick_arg) != 0)
+		return 1;
 	return ctx->cancel != NULL && *ctx->cancel != 0;
 }
 

@@ -53,6 +53,11 @@ struct tool_ctx {
 	tool_emit_fn emit;
 	void *emit_arg;
 	volatile sig_atomic_t *cancel; /* nonzero: stop, kill what runs */
+	/* tick - called at least every 100 ms while a long tool runs (a
+	 * worker heartbeats from it); nonzero cancels the call.  May be
+	 * NULL. */
+	int (*tick)(void *arg);
+	void *tick_arg;
 };
 
 struct tool_def {
@@ -104,7 +109,7 @@ json_t *tool_ok(void);
 /* tool_ctx_max - ctx's output cap in characters. */
 size_t tool_ctx_max(const struct tool_ctx *ctx);
 
-/* tool_canceled - nonzero when the call should stop. */
+/* tool_canceled - nonzero when the call should stop (runs the tick). */
 int tool_canceled(const struct tool_ctx *ctx);
 
 /* Helpers for the tools' own files. */
