@@ -325,6 +325,48 @@ silent_broker_reconnect_then_give_up(void)
 	tw_stop(&t);
 }
 
+/* proc_status_has - whether /proc/pid/status has the line line. */
+static bool
+proc_status_has(pid_t pid, const char *line)
+{
+	char path[64], buf[4096];
+	FILE *fp;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	fp = fopen(path, "r");
+	CHECK(fp != NULL);
+	while (!found && fgets(buf, sizeof(buf), fp) != NULL)
+		found = strncmp(buf, line, strlen(line)) == 0;
+	fclose(fp);
+	return found;
+}
+
+/*
+ * The model worker is in its jail once READY arrives (seccomp filter,
+ * no_new_privs), and from there it still reconnects and still works.
+ */
+static void
+model_worker_jailed_and_reconnects(void)
+{
+	struct tw t = {0};
+	char *text;
+
+#if defined(__SANITIZE_ADDRESS__)
+	harness_skip("sanitizer builds run the model worker without its jail");
+#endif
+	tw_start(&t, "../shiro-model-worker", 100, 5000, NULL);
+	drop(tw_recv(&t, MSG_READY, 5000));
+	CHECK(proc_status_has(t.pid, "Seccomp:\t2"));
+	CHECK(proc_status_has(t.pid, "NoNewPrivs:\t1"));
+	drop(tw_recv(&t, MSG_READY, 3000)); /* after 3 silent heartbeats */
+	tw_send(&t, compact(1, 0, "user", "still here", NULL));
+	text = answer(&t, MSG_RESULT, 1, "text");
+	CHECK_EQ_STR(text, "user: still here");
+	free(text);
+	tw_stop(&t);
+}
+
 /* raw_to - send raw frames to the worker's identity. */
 static void
 raw_to(struct tw *t, const char *const *frames, const size_t *lens, int n)
@@ -492,6 +534,7 @@ signals_and_usage(void)
 
 static const struct harness_test tests[] = {
     HT(model_worker_compacts),
+    HT(model_worker_jailed_and_reconnects),
     HT(heartbeats_flow),
     HT(silent_broker_reconnect_then_give_up),
     HT(malformed_input_exits),

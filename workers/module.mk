@@ -6,9 +6,9 @@ $(WORKER_LIB): $(BUILD)/workers/worker.o
 MODEL_OBJS := $(BUILD)/workers/model/model.o $(BUILD)/workers/model/offline.o
 OBJS += $(MODEL_OBJS)
 BINS += $(BUILD)/shiro-model-worker
-$(BUILD)/shiro-model-worker: LDLIBS += $(LIBS_ZMQ)
-$(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(PROTO_LIB) \
-    $(UTIL_LIB)
+$(BUILD)/shiro-model-worker: LDLIBS += $(LIBS_ZMQ) $(LIBS_SECCOMP)
+$(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(SANDBOX_LIB) \
+    $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
 # Tests: the offline summarizer on its own, and the skeleton with real

@@ -107,12 +107,11 @@ worker_send_fail(struct worker *w, uint64_t job, const char *code, bool retry,
 	msg_destroy(&m);
 }
 
-/* worker_connect - a new DEALER to the broker, and READY on it. */
+/* worker_dial - a new DEALER to the broker (replacing any old one). */
 static void
-worker_connect(struct worker *w)
+worker_dial(struct worker *w)
 {
 	struct zsock_opts opts = {0};
-	struct msg *m;
 	int rc;
 
 	zsock_close(&w->sock);
@@ -121,7 +120,14 @@ worker_connect(struct worker *w)
 		log_warnx("cannot connect to %s: %s", w->endpoint, err_str(rc));
 		worker_exit(w, WORKER_EXIT_FATAL);
 	}
-	m = msg_new(MSG_READY);
+}
+
+/* worker_ready - say READY to the broker. */
+static void
+worker_ready(struct worker *w)
+{
+	struct msg *m = msg_new(MSG_READY);
+
 	msg_set_str(m, "role", w->role->role);
 	msg_set_str(m, "provider", w->provider);
 	msg_set_int(m, "pid", getpid());
@@ -250,7 +256,8 @@ worker_tick(struct worker *w, long ms)
 		worker_exit(w, WORKER_EXIT_GONE);
 	}
 	log_warnx("the broker is silent: reconnecting to %s", w->endpoint);
-	worker_connect(w);
+	worker_dial(w);
+	worker_ready(w);
 	w->reconnect_at = now + w->backoff;
 	w->backoff = w->backoff * 2 > WORKER_BACKOFF_MAX ? WORKER_BACKOFF_MAX
 							 : w->backoff * 2;
@@ -479,12 +486,18 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 		    "%s worker set-up failed: %s", role->role, err_str(rc));
 		worker_exit(w, WORKER_EXIT_FATAL);
 	}
+	/*
+	 * Connect before the jail, so that the ZeroMQ context, its I/O
+	 * thread and the first socket exist before the filter does; a later
+	 * reconnection only makes a socket, which every role's filter keeps.
+	 */
+	worker_dial(w);
 	if (role->lockdown != NULL && (rc = role->lockdown(w)) < 0) {
 		log_warnx(
 		    "%s worker lockdown failed: %s", role->role, err_str(rc));
 		worker_exit(w, WORKER_EXIT_FATAL);
 	}
-	worker_connect(w);
+	worker_ready(w);
 	w->last_recv = zsock_now_ms();
 	w->reconnect_at = w->last_recv + 3 * w->hb_ms;
 	w->backoff = WORKER_BACKOFF_MIN;

@@ -8,8 +8,10 @@
  *   2. reads the secret from --secret-fd if given (never from argv or the
  *      environment), then closes that descriptor;
  *   3. pre-jail set-up: the role's setup hook (open what it needs);
- *   4. the role's lockdown hook: the jail (sandbox/ fills it per role);
- *   5. connects a DEALER to the broker and sends READY;
+ *   4. connects a DEALER to the broker (ZeroMQ's thread and sockets
+ *      exist before the jail, as sandbox.h asks);
+ *   5. the role's lockdown hook: the jail (sandbox_lockdown() per role),
+ *      then READY;
  *   6. serves: heartbeats every --heartbeat-ms both ways, runs each JOB
  *      through the role's service function, which may stream CHUNKs and
  *      ends in RESULT or FAIL; CANCEL interrupts a running job; SECRET
@@ -66,9 +68,9 @@ struct worker_role {
 	/* Pre-jail set-up, after the secret is read; NULL for none. */
 	int (*setup)(struct worker *w);
 	/*
-	 * The jail: called after setup and before connecting.  The sandbox
-	 * provides the functions a role calls here (sandbox.h); NULL until
-	 * a role has a policy.  Return 0, or a negative SHIRO_ERR_* to exit.
+	 * The jail: called after setup and the first connection, before
+	 * READY.  A role calls sandbox_lockdown() (sandbox/sandbox.h) here;
+	 * NULL for none.  Return 0, or a negative SHIRO_ERR_* to exit.
 	 */
 	int (*lockdown)(struct worker *w);
 	worker_service_fn service;
