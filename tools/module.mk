@@ -30,8 +30,6 @@ $(TOOLS_TESTS:%=$(BUILD)/tests/%): LDLIBS += $(TOOLS_LDLIBS) -lpthread
 $(TOOLS_TESTS:%=$(BUILD)/tests/%):
 	$(link)
 
-
-
 # The worker programs that run the catalogue live in workers/tool/ and
 # workers/fs/; their rules are here because the top Makefile includes
 # only one level of module.mk.
@@ -42,3 +40,4 @@ $(BUILD)/shiro-tool-worker: $(TOOL_WORKER_OBJS) $(TOOLS_LINK)
 $(BUILD)/shiro-tool-worker: LDLIBS += $(TOOLS_LDLIBS)
 $(BUILD)/shiro-tool-worker:
 	$(link)
+SCRIPT_TESTS += tests/tools_once.sh
