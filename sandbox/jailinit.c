@@ -350,8 +350,14 @@ jailinit_dev(struct jailinit_plan *p, int root, const int *devtree)
 	for (i = 0; i < sizeof(links) / sizeof(links[0]); i++)
 		if (symlinkat(links[i][1], dev, links[i][0]) != 0)
 			jailinit_fail(p, "symlink in /dev");
-	if (mkdirat(dev, "shm", 01777) != 0)
-		jailinit_fail(p, "mkdir /dev/shm");
+	/* POSIX shared memory goes to the private /tmp; /dev itself is
+	 * read-only, so nothing can be created next to the nodes. */
+	if (symlinkat("/tmp", dev, "shm") != 0)
+		jailinit_fail(p, "symlink /dev/shm");
+	if (jailinit_setattr(dev,
+		MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC,
+		0) != 0)
+		jailinit_fail(p, "make /dev read-only");
 	return dev;
 }
 
@@ -705,6 +711,10 @@ jailinit_main(struct jailinit_plan *p)
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		jailinit_fail(p, "set the parent-death signal");
 	jailinit_maps(p);
+	/* Not dumpable: the command cannot read init's memory or
+	 * environment (the worker's) through /proc/1. */
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) != 0)
+		jailinit_fail(p, "set init non-dumpable");
 	/* The pid namespace's own pid_max bounds how many processes the
 	 * jail can have at once (Linux 6.14 on; the sysctl answers for the
 	 * writer's pid namespace).  Older kernels: RLIMIT_NPROC and the

@@ -28,6 +28,13 @@ $(BUILD)/tests/test_jail: $(BUILD)/tests/test_jail.o $(JAIL_TEST_LIB) \
 	$(link)
 $(BUILD)/tests/test_jail: LDLIBS += $(LIBS_SECCOMP)
 
+TESTS += $(BUILD)/tests/test_jail_escape
+OBJS += $(BUILD)/tests/test_jail_escape.o
+$(BUILD)/tests/test_jail_escape: $(BUILD)/tests/test_jail_escape.o \
+	$(JAIL_TEST_LIB) $(HARNESS_OBJ) $(SANDBOX_LIB) $(UTIL_LIB)
+	$(link)
+$(BUILD)/tests/test_jail_escape: LDLIBS += $(LIBS_SECCOMP)
+
 BENCHES += $(BUILD)/bench/bench_jail
 OBJS += $(BUILD)/bench/bench_jail.o
 $(BUILD)/bench/bench_jail.o: tests/bench_jail.c
