@@ -62,13 +62,7 @@ $(BUILD)/tests/test_shirod: $(BUILD)/tests/test_shirod.o \
 # --- shirod links too: add $(FOLD_OBJ) to its prerequisites) and the
 # --- offline tool build/shiro-store (fsck, export, import, gen).
 FOLD_OBJ := $(BUILD)/broker/fold.o
-OBJS += $(FOLD_OBJ) $(BUILD)/broker/storetool.o
-
-BINS += $(BUILD)/shiro-store
-$(BUILD)/shiro-store: LDLIBS += $(STORE_LDLIBS)
-$(BUILD)/shiro-store: $(BUILD)/broker/storetool.o $(FOLD_OBJ) $(PLAN_LIB) \
-	$(STORE_LIB) $(UTIL_LIB)
-	$(link)
+OBJS += $(FOLD_OBJ)
 
 TESTS += $(BUILD)/tests/test_store_fold
 OBJS += $(BUILD)/tests/test_store_fold.o

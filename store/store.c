@@ -819,8 +819,8 @@ store_msgs_free(struct store_msg *v, size_t n)
 
 /* store_info_fill - the public view of an index entry. */
 static void
-store_info_fill(struct store_msg_info *info, uint64_t id,
-    const struct store_ient *e)
+store_info_fill(
+    struct store_msg_info *info, uint64_t id, const struct store_ient *e)
 {
 	info->id = id;
 	info->kind = (enum store_kind)e->kind;

@@ -388,6 +388,16 @@ int store_batch_last(struct store *s, struct store_batch *b);
 /* store_batch_count - the number of batch records. */
 int store_batch_count(struct store *s, uint64_t *np);
 
+/*
+ * store_tree_commit - nodes, then batch records, in one LMDB commit: all
+ * or nothing, with the checks of store_node_put_batch and
+ * store_batch_append (a record may merge into nodes of the same call).
+ * The seq of each batch is ignored: they get the next ones in order.
+ * For writers that build many nodes per batch (shiro-store gen, import).
+ */
+int store_tree_commit(struct store *s, const struct store_node_in *nodes,
+    size_t nn, const struct store_batch *batches, size_t nb);
+
 /* ---- The saved view ---- */
 
 /* One line of the view: node (l, i). */

@@ -22,12 +22,17 @@
 #define STORE_TREE_BATCH_HDR 13 /* t 8, open 1, n 4 */
 #define STORE_TREE_MERGE 9 /* l 1, i 8 */
 
-/* A batch of node puts, for the write transaction. */
+/* Node puts and batch records for one write transaction. */
 struct store_tree_put {
 	const struct store_node_in *v;
 	size_t n;
+	const struct store_batch *b;
+	size_t nb;
 	int64_t now;
 };
+
+static int store_tree_batch_put(
+    struct store *s, MDB_txn *txn, const struct store_batch *b, uint64_t seq);
 
 /* store_tree_has - whether (l, i) is in the nodesize table. */
 static int
@@ -94,19 +99,19 @@ store_tree_put_fn(struct store *s, MDB_txn *txn, void *arg)
 			return store_fail(s, store_db_err(rc), "node put: %s",
 			    mdb_strerror(rc));
 	}
+	for (j = 0; j < p->nb; j++)
+		if ((rc = store_tree_batch_put(
+			 s, txn, &p->b[j], s->nbatches + j)) != 0)
+			return rc;
 	return 0;
 }
 
-/* store_node_put_batch - see store.h. */
-int
-store_node_put_batch(struct store *s, const struct store_node_in *v, size_t n)
+/* store_tree_check_nodes - refuse nodes before any transaction. */
+static int
+store_tree_check_nodes(struct store *s, const struct store_node_in *v, size_t n)
 {
-	struct store_tree_put p;
 	size_t j;
-	int ret;
 
-	if ((ret = store_check(s, 1)) != 0)
-		return ret;
 	for (j = 0; j < n; j++) {
 		if (v[j].len > STORE_NODE_MAX || v[j].size > v[j].len ||
 		    (v[j].len > 0 && v[j].text == NULL))
@@ -123,10 +128,69 @@ store_node_put_batch(struct store *s, const struct store_node_in *v, size_t n)
 			    "node (%u, %llu) covers messages not logged yet",
 			    v[j].l, (unsigned long long)v[j].i);
 	}
-	p.v = v;
-	p.n = n;
+	return 0;
+}
+
+/* store_tree_check_batch - refuse a record before any transaction. */
+static int
+store_tree_check_batch(struct store *s, uint64_t t, uint64_t last_t,
+    const struct store_merge *merges, size_t n)
+{
+	size_t j;
+
+	if (t > s->count || t < last_t)
+		return store_fail(s, -SHIRO_ERR_INVAL,
+		    "batch at t=%llu: the log has %llu messages and the last "
+		    "batch ran at %llu",
+		    (unsigned long long)t, (unsigned long long)s->count,
+		    (unsigned long long)last_t);
+	if (n > UINT32_MAX / STORE_TREE_MERGE)
+		return store_fail(s, -SHIRO_ERR_TOOBIG, "batch too large");
+	for (j = 0; j < n; j++)
+		if (merges[j].l == 0 || merges[j].l > STORE_LEVEL_MAX)
+			return store_fail(s, -SHIRO_ERR_INVAL,
+			    "merge into level %u", merges[j].l);
+	return 0;
+}
+
+/* store_tree_commit - see store.h. */
+int
+store_tree_commit(struct store *s, const struct store_node_in *nodes, size_t nn,
+    const struct store_batch *batches, size_t nb)
+{
+	struct store_tree_put p;
+	uint64_t last_t;
+	size_t j;
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0 ||
+	    (ret = store_tree_check_nodes(s, nodes, nn)) != 0)
+		return ret;
+	last_t = s->last_t;
+	for (j = 0; j < nb; j++) {
+		ret = store_tree_check_batch(
+		    s, batches[j].t, last_t, batches[j].merges, batches[j].n);
+		if (ret != 0)
+			return ret;
+		last_t = batches[j].t;
+	}
+	p.v = nodes;
+	p.n = nn;
+	p.b = batches;
+	p.nb = nb;
 	p.now = store_log_now_ms();
-	return store_db_write(s, store_tree_put_fn, &p);
+	if ((ret = store_db_write(s, store_tree_put_fn, &p)) != 0)
+		return ret;
+	s->nbatches += nb;
+	s->last_t = last_t;
+	return 0;
+}
+
+/* store_node_put_batch - see store.h. */
+int
+store_node_put_batch(struct store *s, const struct store_node_in *v, size_t n)
+{
+	return store_tree_commit(s, v, n, NULL, 0);
 }
 
 /* store_node_put - one node, one commit. */
@@ -327,19 +391,11 @@ store_node_iter(struct store *s, unsigned l, uint64_t i,
 	return ret == -SHIRO_ERR_NOENT ? 0 : ret;
 }
 
-/* A batch record to write. */
-struct store_tree_batch {
-	uint64_t t;
-	int open;
-	const struct store_merge *merges;
-	size_t n;
-};
-
-/* store_tree_batch_fn - check the parents and append the record. */
+/* store_tree_batch_put - check a record's parents and append it. */
 static int
-store_tree_batch_fn(struct store *s, MDB_txn *txn, void *arg)
+store_tree_batch_put(
+    struct store *s, MDB_txn *txn, const struct store_batch *b, uint64_t seq)
 {
-	struct store_tree_batch *b = arg;
 	unsigned char kb[8], *val;
 	MDB_val k = {sizeof(kb), kb}, v;
 	size_t j, vlen;
@@ -362,7 +418,7 @@ store_tree_batch_fn(struct store *s, MDB_txn *txn, void *arg)
 		p[0] = (unsigned char)b->merges[j].l;
 		store_be64(p + 1, b->merges[j].i);
 	}
-	store_be64(kb, s->nbatches);
+	store_be64(kb, seq);
 	v.mv_size = vlen;
 	v.mv_data = val;
 	rc = mdb_put(txn, s->db_merges, &k, &v, MDB_NOOVERWRITE | MDB_APPEND);
@@ -380,34 +436,19 @@ int
 store_batch_append(struct store *s, uint64_t t, int open,
     const struct store_merge *merges, size_t n, uint64_t *seqp)
 {
-	struct store_tree_batch b;
-	size_t j;
+	struct store_batch b;
+	uint64_t seq = s->nbatches;
 	int ret;
 
-	if ((ret = store_check(s, 1)) != 0)
-		return ret;
-	if (t > s->count || t < s->last_t)
-		return store_fail(s, -SHIRO_ERR_INVAL,
-		    "batch at t=%llu: the log has %llu messages and the last "
-		    "batch ran at %llu",
-		    (unsigned long long)t, (unsigned long long)s->count,
-		    (unsigned long long)s->last_t);
-	if (n > UINT32_MAX / STORE_TREE_MERGE)
-		return store_fail(s, -SHIRO_ERR_TOOBIG, "batch too large");
-	for (j = 0; j < n; j++)
-		if (merges[j].l == 0 || merges[j].l > STORE_LEVEL_MAX)
-			return store_fail(s, -SHIRO_ERR_INVAL,
-			    "merge into level %u", merges[j].l);
+	b.seq = seq;
 	b.t = t;
 	b.open = open;
-	b.merges = merges;
 	b.n = n;
-	if ((ret = store_db_write(s, store_tree_batch_fn, &b)) != 0)
+	b.merges = (struct store_merge *)merges;
+	if ((ret = store_tree_commit(s, NULL, 0, &b, 1)) != 0)
 		return ret;
 	if (seqp != NULL)
-		*seqp = s->nbatches;
-	s->nbatches++;
-	s->last_t = t;
+		*seqp = seq;
 	return 0;
 }
 
