@@ -18,6 +18,9 @@ $(BUILD)/tests/test_plan: $(BUILD)/tests/test_plan.o $(HARNESS_OBJ) \
     $(PLAN_LIB) $(UTIL_LIB)
 	$(link)
 
+# Each planner mutant must fail a test (MUTANTS_FULL=1 for every suite).
+SCRIPT_TESTS += tests/mutants.sh
+
 BENCHES += $(BUILD)/tests/bench_plan
 OBJS += $(BUILD)/tests/bench_plan.o
 $(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
@@ -54,6 +57,16 @@ $(BUILD)/tests/test_shirod: LDLIBS += $(LIBS_ZMQ)
 $(BUILD)/tests/test_shirod: $(BUILD)/tests/test_shirod.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-plan
+	$(link)
+
+# make bench: round trips against raw ZeroMQ and the fsync floor, the
+# ingest of 100,000 messages (SHIRO_BENCH_N), shirod's RSS.
+BENCHES += $(BUILD)/tests/bench_shirod
+OBJS += $(BUILD)/tests/bench_shirod.o
+$(BUILD)/tests/bench_shirod: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/bench_shirod: $(BUILD)/tests/bench_shirod.o \
+	$(BUILD)/tests/test_shirod_util.o $(PROTO_LIB) $(UTIL_LIB) \
+	| $(BUILD)/shirod
 	$(link)
 # --- end of shirod's block
 
