@@ -845,11 +845,12 @@ msg_check_field(const struct msg_field *f, const struct msg_val *v)
 }
 
 /*
- * msg_check_body - the body of m against its catalogue entry; with lax,
- * unknown keys are not an error (the decoder has dropped them).
+ * msg_check_body - the body of m against its catalogue entry.  With deep,
+ * every nested value is checked against the limits too; the decoder,
+ * which has checked them while reading, passes false.
  */
 static int
-msg_check_body(const struct msg *m)
+msg_check_body(const struct msg *m, bool deep)
 {
 	const struct msg_def *d = msg_def_of((int)m->type);
 	const struct msg_field *f;
@@ -861,7 +862,7 @@ msg_check_body(const struct msg *m)
 		return msg_fail("unknown message type %d", (int)m->type);
 	if (m->body.type != MSG_V_MAP)
 		return msg_fail("%s: the body is not a map", d->name);
-	if ((rc = msg_check_val(&m->body, 1, &values)) < 0)
+	if (deep && (rc = msg_check_val(&m->body, 1, &values)) < 0)
 		return msg_fail("%s: %s", d->name, msg_errbuf);
 	for (k = 0; k < m->body.u.m.n; k++) {
 		const struct msg_kv *kv = &m->body.u.m.kv[k];
@@ -888,7 +889,7 @@ msg_check_body(const struct msg *m)
 int
 msg_check(const struct msg *m)
 {
-	return msg_check_body(m);
+	return msg_check_body(m, true);
 }
 
 /* Encoding: the shortest msgpack form of each value. */
@@ -1315,7 +1316,7 @@ msg_decode(int number, const void *body, size_t len, struct msg **mp)
 	}
 	if (msg_lax(def))
 		msg_drop_unknown(m, def);
-	if ((rc = msg_check_body(m)) < 0)
+	if ((rc = msg_check_body(m, false)) < 0)
 		goto out;
 	*mp = m;
 	m = NULL;
