@@ -427,6 +427,16 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 		p->nsys++;
 	}
 	p->hide_etc = geteuid() == 0 ? jail_etc_secrets : NULL;
+	/* With the network on, name resolution must work: where
+	 * /etc/resolv.conf points into /run (systemd-resolved), that one
+	 * directory comes along, read-only.  /run itself stays absent. */
+	if (p->net && lstat("/etc/resolv.conf", &st) == 0 &&
+	    S_ISLNK(st.st_mode) && realpath("/etc/resolv.conf", buf) != NULL &&
+	    strncmp(buf, "/run/", 5) == 0 && strrchr(buf, '/') > buf + 4) {
+		*strrchr(buf, '/') = '\0';
+		if (strlen(buf) < sizeof(p->resolv_dir))
+			memcpy(p->resolv_dir, buf, strlen(buf) + 1);
+	}
 
 	for (n = 0; ro[n] != NULL; n++)
 		;

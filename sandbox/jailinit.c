@@ -387,7 +387,7 @@ jailinit_root(struct jailinit_plan *p)
 {
 	int systree[JAILINIT_MAX_SYS], devtree[JAILINIT_NDEVS];
 	int etchide[16];
-	int root, tmp, proc, dev, wstree = -1, fd;
+	int root, tmp, proc, dev, wstree = -1, resolvtree = -1, fd;
 	size_t i, nhide = 0;
 
 	if (syscall(SYS_mount, NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0)
@@ -420,6 +420,17 @@ jailinit_root(struct jailinit_plan *p)
 		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_SYMLINK_NOFOLLOW);
 		if (devtree[i] < 0)
 			jailinit_fail(p, "clone a device node");
+	}
+	if (p->resolv_dir[0] != '\0') {
+		resolvtree = jailinit_open_tree(AT_FDCWD, p->resolv_dir,
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE |
+			AT_SYMLINK_NOFOLLOW);
+		if (resolvtree < 0 ||
+		    jailinit_setattr(resolvtree,
+			MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID |
+			    MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+			1) != 0)
+			jailinit_fail(p, "clone the resolver directory");
 	}
 	if (p->ws != NULL) {
 		wstree = jailinit_open_tree(AT_FDCWD, p->ws,
@@ -493,6 +504,16 @@ jailinit_root(struct jailinit_plan *p)
 		jailinit_fail(p, "attach /proc");
 	close(proc);
 
+	if (resolvtree >= 0) {
+		const char *last;
+		int parent = jailinit_mkpath(p, root, p->resolv_dir, &last);
+		if (mkdirat(parent, last, 0755) != 0 && errno != EEXIST)
+			jailinit_fail(p, "mkdir the resolver directory");
+		if (jailinit_move(resolvtree, parent, last) != 0)
+			jailinit_fail(p, "bind the resolver directory");
+		close(resolvtree);
+		close(parent);
+	}
 	if (p->ws != NULL)
 		jailinit_workspace(p, root, wstree, dev);
 	close(dev);

@@ -38,6 +38,8 @@ struct jailinit_plan {
 	struct jailinit_sys sys[JAILINIT_MAX_SYS];
 	size_t nsys;
 	const char *const *hide_etc; /* /etc entries to hide (root only) */
+	char resolv_dir
+	    [256]; /* net on: the /run directory resolv.conf points into (systemd-resolved), bound read-only; or "" */
 	const char *ws; /* canonical workspace, or NULL */
 	char **ro_sub; /* relative to ws */
 	size_t nro;

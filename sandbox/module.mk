@@ -44,3 +44,4 @@ $(BUILD)/bench/bench_jail: $(BUILD)/bench/bench_jail.o $(SANDBOX_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shiro-jail
 	$(link)
 $(BUILD)/bench/bench_jail: LDLIBS += $(LIBS_SECCOMP)
+SCRIPT_TESTS += tests/jail_cli.sh

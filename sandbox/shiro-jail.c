@@ -26,7 +26,7 @@ static const char shiro_jail_usage[] =
     "usage: shiro-jail [--net] [--workspace DIR] [--timeout SECONDS]\n"
     "                  [--unjailed] -- COMMAND [ARG...]\n"
     "       shiro-jail --doctor [--json]\n"
-    "       shiro-jail --policy [jail|jail-net|model|fs|tool]\n"
+    "       shiro-jail --policy jail|jail-net|model|fs|tool\n"
     "\n"
     "Runs COMMAND in a fresh jail: new user, mount, pid, ipc, uts, cgroup\n"
     "and network namespaces; the system read-only; DIR (default: the\n"
@@ -193,7 +193,7 @@ main(int argc, char **argv)
 	    {"unjailed", no_argument, NULL, 'u'},
 	    {"doctor", no_argument, NULL, 'd'},
 	    {"json", no_argument, NULL, 'j'},
-	    {"policy", optional_argument, NULL, 'p'},
+	    {"policy", required_argument, NULL, 'p'},
 	    {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
 	struct jail_result res;
 	struct jail_spec spec;
@@ -229,7 +229,7 @@ main(int argc, char **argv)
 			json = 1;
 			break;
 		case 'p':
-			policy = optarg != NULL ? optarg : "jail";
+			policy = optarg;
 			break;
 		case 'h':
 			fputs(shiro_jail_usage, stdout);
