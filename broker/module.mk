@@ -25,6 +25,16 @@ BENCHES += $(BUILD)/tests/bench_plan
 OBJS += $(BUILD)/tests/bench_plan.o
 $(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
 	$(link)
+
+# plan-demo: the planner on a chat of 3,000 messages at the gist's sizes
+# (tests/scenarios/demo.txt): one line per batch, then the final view.
+PLAN_DEMO_AWK := / batch=1 / { split($$0, a, " [|] "); n = split(a[2], f, " "); \
+	m = f[5]; sub("merges=", "", m); nm = (m == "-") ? 0 : split(m, x, ","); \
+	printf "batch at %s: %s %s, %d merges, %d lines\n", f[1], f[2], f[3], nm, n - 6 } \
+	{ last = $$0 } END { print "final view:"; print last }
+plan-demo: $(BUILD)/shiro-plan
+	@$(BUILD)/shiro-plan tests/scenarios/demo.txt | awk '$(PLAN_DEMO_AWK)'
+.PHONY: plan-demo
 # --- end of the planner's block
 
 # shirod
