@@ -33,11 +33,26 @@ $(TOOLS_TESTS:%=$(BUILD)/tests/%):
 # The worker programs that run the catalogue live in workers/tool/ and
 # workers/fs/; their rules are here because the top Makefile includes
 # only one level of module.mk.
+TOOL_SERVICE_OBJ := $(BUILD)/workers/tool/service.o
 TOOL_WORKER_OBJS := $(BUILD)/workers/tool/main.o $(BUILD)/workers/tool/once.o
-OBJS += $(TOOL_WORKER_OBJS)
-BINS += $(BUILD)/shiro-tool-worker
-$(BUILD)/shiro-tool-worker: $(TOOL_WORKER_OBJS) $(TOOLS_LINK)
-$(BUILD)/shiro-tool-worker: LDLIBS += $(TOOLS_LDLIBS)
-$(BUILD)/shiro-tool-worker:
+FS_WORKER_OBJS := $(BUILD)/workers/fs/main.o
+OBJS += $(TOOL_SERVICE_OBJ) $(TOOL_WORKER_OBJS) $(FS_WORKER_OBJS)
+BINS += $(BUILD)/shiro-tool-worker $(BUILD)/shiro-fs-worker
+WORKERS_LINK := $(TOOL_SERVICE_OBJ) $(WORKER_LIB) $(PROTO_LIB) $(TOOLS_LINK)
+$(BUILD)/shiro-tool-worker: $(TOOL_WORKER_OBJS) $(WORKERS_LINK)
+$(BUILD)/shiro-fs-worker: $(FS_WORKER_OBJS) $(WORKERS_LINK)
+$(BUILD)/shiro-tool-worker $(BUILD)/shiro-fs-worker: \
+    LDLIBS += $(TOOLS_LDLIBS) $(LIBS_ZMQ)
+$(BUILD)/shiro-tool-worker $(BUILD)/shiro-fs-worker:
 	$(link)
+
 SCRIPT_TESTS += tests/tools_once.sh
+
+# The workers as processes, with the test as their broker.
+TESTS += $(BUILD)/tests/test_tools_worker
+OBJS += $(BUILD)/tests/test_tools_worker.o
+$(BUILD)/tests/test_tools_worker: LDLIBS += $(TOOLS_LDLIBS) $(LIBS_ZMQ)
+$(BUILD)/tests/test_tools_worker: $(BUILD)/tests/test_tools_worker.o \
+    $(TOOLS_TEST_UTIL) $(HARNESS_OBJ) $(PROTO_LIB) $(TOOLS_LINK) | \
+    $(BUILD)/shiro-fs-worker $(BUILD)/shiro-tool-worker
+	$(link)

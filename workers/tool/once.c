@@ -32,24 +32,24 @@ once_on_signal(int sig)
 void
 once_usage(FILE *f)
 {
-	fputs(
-	    "usage: shiro-tool-worker --once NAME JSON [--workspace DIR]\n"
-	    "       shiro-tool-worker --list\n"
-	    "\n"
-	    "Runs one tool of the catalogue without a model and prints its\n"
-	    "result as one line of JSON ({\"ok\": true, ...} or {\"ok\": "
-	    "false,\n"
-	    "\"error\": \"...\"}).  File tools work beneath the workspace "
-	    "(default:\n"
-	    "the current directory); bash runs in the tool jail.  --list "
-	    "prints\n"
-	    "every tool with its argument schema.  The permission rules "
-	    "are not\n"
-	    "applied: this is a person's command.\n"
-	    "\n"
-	    "Exit status: 0 the tool ran (even if its result is an error),\n"
-	    "2 bad usage (unknown option or tool, JSON that does not parse),\n"
-	    "3 the workspace cannot be opened.\n",
+	fputs("usage: shiro-tool-worker --once NAME JSON [--workspace DIR]\n"
+	      "       shiro-tool-worker --list\n"
+	      "       shiro-tool-worker [--endpoint URL] [--heartbeat-ms N] "
+	      "[--give-up-ms N]\n"
+	      "\n"
+	      "--once runs one tool of the catalogue without a model and\n"
+	      "prints its result as one line of JSON: {\"ok\": true, ...} or\n"
+	      "{\"ok\": false, \"error\": \"...\"}.  File tools work beneath "
+	      "the\n"
+	      "workspace (default: the current directory); bash runs in the\n"
+	      "tool jail.  The permission rules are not applied: this is a\n"
+	      "person's command.  --list prints every tool with its schema.\n"
+	      "Without these options it is the worker that shirod starts\n"
+	      "(docs/tools.md).\n"
+	      "\n"
+	      "Exit status of --once: 0 the tool ran (even if its result is\n"
+	      "an error), 2 bad usage (unknown tool, JSON that does not\n"
+	      "parse, a missing argument), 3 the workspace cannot be opened.\n",
 	    f);
 }
 

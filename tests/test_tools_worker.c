@@ -1,0 +1,230 @@
+/*
+ * test_tools_worker - shiro-fs-worker and shiro-tool-worker as real
+ * processes.  The test plays the broker: a ROUTER in a temporary
+ * directory, JOBs for tools, and checks of the CHUNKs, RESULTs and
+ * FAILs that come back.
+ */
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "proto/msg.h"
+#include "proto/zsock.h"
+#include "tests/harness.h"
+#include "tests/test_tools_util.h"
+
+struct tw {
+	char endpoint[PATH_MAX + 16];
+	void *router;
+	pid_t pid;
+	struct msg_ident id;
+};
+
+/* tw_start - bind the ROUTER and start the worker program prog. */
+static void
+tw_start(struct tw *w, const char *prog)
+{
+	char self[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	CHECK(n > 0);
+	self[n] = '\0';
+	snprintf(path, sizeof(path), "%s/../%s", dirname(self), prog);
+	if (access(path, X_OK) != 0)
+		harness_skip("%s is not built", path);
+	snprintf(w->endpoint, sizeof(w->endpoint), "ipc://%s/w.sock",
+	    harness_tmpdir());
+	CHECK(zsock_router(w->endpoint, NULL, &w->router) == 0);
+	w->pid = fork();
+	CHECK(w->pid >= 0);
+	if (w->pid == 0) {
+		unsetenv("SHIRO_WORKSPACE");
+		execl(path, path, "--endpoint", w->endpoint, "--heartbeat-ms",
+		    "200", "--give-up-ms", "20000", (char *)NULL);
+		_exit(127);
+	}
+}
+
+/* tw_recv - the next message of one of the types want/also within ms. */
+static struct msg *
+tw_recv(struct tw *w, enum msg_type want, enum msg_type also, long ms)
+{
+	long long end = zsock_now_ms() + ms;
+	struct zsock_poll it = {w->router, -1, ZSOCK_IN, 0};
+	struct msg_ident from;
+	struct msg *m;
+
+	while (zsock_now_ms() < end) {
+		if (zsock_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
+			continue;
+		while (msg_recv(w->router, &m, &from) == 0) {
+			if (msg_type(m) == want || msg_type(m) == also) {
+				w->id = from;
+				return m;
+			}
+			msg_destroy(&m);
+		}
+	}
+	harness_fail(
+	    __FILE__, __LINE__, "no %s within %ld ms", msg_type_name(want), ms);
+}
+
+/* tw_stop - kill the worker and close the socket. */
+static void
+tw_stop(struct tw *w)
+{
+	if (w->pid > 0) {
+		kill(w->pid, SIGKILL);
+		waitpid(w->pid, NULL, 0);
+		w->pid = 0;
+	}
+	zsock_close(&w->router);
+}
+
+/* tw_job - send a tool JOB. */
+static void
+tw_job(struct tw *w, unsigned id, const char *tool, const char *args,
+    const char *ws)
+{
+	struct msg *m = msg_new(MSG_JOB);
+	struct msg_val *d;
+
+	msg_set_int(m, "job", (int64_t)id);
+	msg_set_str(m, "kind", "tool");
+	d = msg_set_map(m, "data");
+	msg_val_set_str(d, "tool", tool);
+	msg_val_set_str(d, "args", args);
+	msg_val_set_str(d, "workspace", ws);
+	CHECK(msg_send(w->router, m, &w->id) == 0);
+	msg_destroy(&m);
+}
+
+/* tw_result - the result document of a RESULT (caller frees). */
+static json_t *
+tw_result(struct msg *m)
+{
+	const char *text = NULL;
+	json_t *doc;
+
+	CHECK(msg_get_str(m, "text", &text, NULL) == 0);
+	doc = json_loads(text, 0, NULL);
+	CHECK(doc != NULL);
+	return doc;
+}
+
+/* The fs worker runs file tools and refuses bash and malformed jobs. */
+static void
+fs_worker_runs_file_tools(void)
+{
+	struct tt t;
+	struct tw w = {0};
+	struct msg *m;
+	const char *s = NULL;
+	json_t *doc;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "hello\n");
+	tw_start(&w, "shiro-fs-worker");
+	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
+	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "fs") == 0);
+	msg_destroy(&m);
+	tw_job(&w, 1, "read_file", "{\"path\":\"a.txt\"}", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 5000);
+	CHECK(msg_type(m) == MSG_RESULT);
+	doc = tw_result(m);
+	CHECK(tt_ok(doc));
+	CHECK_EQ_STR(tt_str(doc, "content"), "hello\n");
+	json_decref(doc);
+	msg_destroy(&m);
+	tw_job(
+	    &w, 2, "write_file", "{\"path\":\"../x\",\"content\":\"\"}", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 5000);
+	doc = tw_result(m);
+	CHECK(!tt_ok(doc) && strstr(tt_str(doc, "error"), "outside"));
+	json_decref(doc);
+	msg_destroy(&m);
+	tw_job(&w, 3, "bash", "{\"command\":\"true\"}", t.ws);
+	m = tw_recv(&w, MSG_FAIL, MSG_RESULT, 5000);
+	CHECK(msg_type(m) == MSG_FAIL);
+	CHECK(
+	    msg_get_str(m, "code", &s, NULL) == 0 && strcmp(s, "badjob") == 0);
+	msg_destroy(&m);
+	tw_job(&w, 4, "read_file", "{\"path\":\"a.txt\"}", "relative/ws");
+	m = tw_recv(&w, MSG_FAIL, MSG_RESULT, 5000);
+	CHECK(msg_type(m) == MSG_FAIL);
+	msg_destroy(&m);
+	tw_job(&w, 5, "read_file", "{not json", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 5000);
+	doc = tw_result(m);
+	CHECK(!tt_ok(doc) && strstr(tt_str(doc, "error"), "not JSON"));
+	json_decref(doc);
+	msg_destroy(&m);
+	tw_stop(&w);
+}
+
+/* The tool worker streams bash output and a CANCEL kills the command. */
+static void
+tool_worker_streams_and_cancels(void)
+{
+	struct tt t;
+	struct tw w = {0};
+	struct msg *m;
+	const char *s = NULL;
+	long long start;
+	json_t *doc;
+
+	tt_setup(&t);
+	tw_start(&w, "shiro-tool-worker");
+	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
+	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "tool") == 0);
+	msg_destroy(&m);
+	tw_job(&w, 1, "bash", "{\"command\":\"echo one; sleep 0.5; echo two\"}",
+	    t.ws);
+	m = tw_recv(&w, MSG_CHUNK, MSG_FAIL, 10000);
+	CHECKF(msg_type(m) == MSG_CHUNK, "no CHUNK: %s",
+	    msg_get_str(m, "text", &s, NULL) == 0 ? s : "?");
+	CHECK(msg_get_str(m, "text", &s, NULL) == 0 && strcmp(s, "one\n") == 0);
+	msg_destroy(&m);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 10000);
+	CHECK(msg_type(m) == MSG_RESULT);
+	doc = tw_result(m);
+	CHECK(tt_ok(doc));
+	CHECK_EQ_STR(tt_str(doc, "output"), "one\ntwo\n");
+	json_decref(doc);
+	msg_destroy(&m);
+	tw_job(&w, 2, "bash", "{\"command\":\"echo started; sleep 30\"}", t.ws);
+	m = tw_recv(&w, MSG_CHUNK, MSG_FAIL, 10000);
+	CHECK(msg_type(m) == MSG_CHUNK);
+	msg_destroy(&m);
+	m = msg_new(MSG_CANCEL);
+	msg_set_int(m, "job", 2);
+	CHECK(msg_send(w.router, m, &w.id) == 0);
+	msg_destroy(&m);
+	start = zsock_now_ms();
+	m = tw_recv(&w, MSG_FAIL, MSG_RESULT, 10000);
+	CHECK(msg_type(m) == MSG_FAIL);
+	CHECK(zsock_now_ms() - start < 5000);
+	CHECK(msg_get_str(m, "code", &s, NULL) == 0 &&
+	    strcmp(s, "canceled") == 0);
+	msg_destroy(&m);
+	/* The worker still serves afterwards. */
+	tw_job(&w, 3, "bash", "{\"command\":\"echo again\"}", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 10000);
+	CHECK(msg_type(m) == MSG_RESULT);
+	msg_destroy(&m);
+	tw_stop(&w);
+}
+
+static const struct harness_test tests[] = {
+    HT(fs_worker_runs_file_tools),
+    HT(tool_worker_streams_and_cancels),
+};
+
+HARNESS_MAIN(tests)

@@ -1,0 +1,32 @@
+/*
+ * service.h - the service function of the tool and fs workers: one JOB
+ * runs one catalogue tool.
+ *
+ * A job is {kind: "tool", data: {tool: NAME, args: JSON text of the
+ * arguments, workspace: absolute path}}.  Its RESULT's text is the
+ * tool's result document as JSON text (docs/tools.md); bash streams its
+ * output in CHUNKs as it comes.  A CANCEL kills a running command: the
+ * job then FAILs with code "canceled" and a text saying that the
+ * command's effects are unknown.
+ */
+#ifndef SHIRO_WORKERS_TOOL_SERVICE_H
+#define SHIRO_WORKERS_TOOL_SERVICE_H
+
+#include "workers/worker.h"
+
+/* What a worker process was started with (its environment). */
+struct service_cfg {
+	int exec; /* may run bash (the tool role); 0 for the fs role */
+	int net; /* bash gets the network: SHIRO_TOOL_NET=1, a person's
+		     setting passed by the broker, never the model's */
+	char *workspace; /* SHIRO_WORKSPACE: the only workspace allowed
+			    (and the one Landlock confines to), or NULL */
+};
+
+/* service_setup - read the environment into a cfg kept in w. */
+int service_setup(struct worker *w, int exec);
+
+/* service_job - the service function (worker_service_fn). */
+int service_job(struct worker *w, const struct msg *job, struct msg *result);
+
+#endif
