@@ -85,7 +85,13 @@ $(BUILD)/tests/bench_shirod: $(BUILD)/tests/bench_shirod.o \
 # --- shirod links too: add $(FOLD_OBJ) to its prerequisites) and the
 # --- offline tool build/shiro-store (fsck, export, import, gen).
 FOLD_OBJ := $(BUILD)/broker/fold.o
-OBJS += $(FOLD_OBJ)
+OBJS += $(FOLD_OBJ) $(BUILD)/broker/storetool.o
+
+BINS += $(BUILD)/shiro-store
+$(BUILD)/shiro-store: LDLIBS += $(STORE_LDLIBS)
+$(BUILD)/shiro-store: $(BUILD)/broker/storetool.o $(FOLD_OBJ) $(PLAN_LIB) \
+	$(STORE_LIB) $(UTIL_LIB)
+	$(link)
 
 TESTS += $(BUILD)/tests/test_store_fold
 OBJS += $(BUILD)/tests/test_store_fold.o
@@ -93,4 +99,5 @@ $(BUILD)/tests/test_store_fold: LDLIBS += $(STORE_LDLIBS)
 $(BUILD)/tests/test_store_fold: $(BUILD)/tests/test_store_fold.o \
 	$(FOLD_OBJ) $(HARNESS_OBJ) $(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB)
 	$(link)
+SCRIPT_TESTS += tests/store_tool.sh
 # --- end of the store tools' block

@@ -88,6 +88,13 @@ store_errmsg(const struct store *s)
 	return s->err;
 }
 
+/* store_torn - whether a read-only open saw a torn tail. */
+int
+store_torn(const struct store *s)
+{
+	return s->torn;
+}
+
 /* store_home - the home directory. */
 const char *
 store_home(const struct store *s)

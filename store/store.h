@@ -116,6 +116,10 @@ void store_close(struct store **sp);
 /* store_errmsg - one line about the last failure on s; borrowed. */
 const char *store_errmsg(const struct store *s);
 
+/* store_torn - 1 when a read-only open found a torn last line (left as
+ * it is; a writable open cuts it), else 0. */
+int store_torn(const struct store *s);
+
 /* store_home - the home directory s was opened with; borrowed. */
 const char *store_home(const struct store *s);
 

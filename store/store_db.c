@@ -198,17 +198,14 @@ store_db_open(struct store *s, size_t map_size)
 			goto out;
 		}
 	}
-	if (s->read_only) {
-		mdb_txn_abort(txn);
-		txn = NULL;
-	} else {
-		rc = mdb_txn_commit(txn);
-		txn = NULL;
-		if (rc != 0) {
-			ret = store_fail(s, store_db_err(rc), "lmdb commit: %s",
-			    mdb_strerror(rc));
-			goto out;
-		}
+	/* Commit, even a read-only transaction: the handles of the
+	 * databases it opened would close with an abort. */
+	rc = mdb_txn_commit(txn);
+	txn = NULL;
+	if (rc != 0) {
+		ret = store_fail(
+		    s, store_db_err(rc), "lmdb commit: %s", mdb_strerror(rc));
+		goto out;
 	}
 	ret = 0;
 out:

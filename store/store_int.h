@@ -45,6 +45,7 @@ struct store {
 	pid_t pid; /* the process that opened it */
 	int read_only;
 	int poisoned;
+	int torn; /* read-only open saw a torn tail */
 	char err[512];
 
 	MDB_env *env;

@@ -378,6 +378,7 @@ store_log_fix_tail(struct store_log_scan *sc, int fd, uint32_t day,
 		}
 	}
 	if (s->read_only) {
+		s->torn = 1;
 		log_warnx("store: %s ends in a torn line of %zu bytes at "
 			  "offset %llu (never acknowledged)",
 		    name, tlen, (unsigned long long)end);
@@ -648,6 +649,8 @@ store_log_recover(struct store *s, int verify)
 			break;
 		}
 	}
+	/* What the index holds reads back while the scan checks it. */
+	s->count = s->indexed;
 	sc.next = 0;
 	sc.first = s->indexed;
 	start = 0;
@@ -656,11 +659,8 @@ store_log_recover(struct store *s, int verify)
 		/* Start after the last indexed line; check that line is
 		 * still where the index says. */
 		struct store_msg m;
-		uint64_t save = s->count;
 
-		s->count = s->indexed;
 		ret = store_read(s, s->indexed - 1, &m);
-		s->count = save;
 		if (ret != 0)
 			goto out;
 		store_msg_free(&m);
