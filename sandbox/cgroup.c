@@ -8,7 +8,9 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,102 +22,67 @@
 static struct cgroup_info cgroup_info;
 static pthread_once_t cgroup_once = PTHREAD_ONCE_INIT;
 
-/* cgroup_self - our group's path in hierarchy ctl ("" = v2) from
- * /proc/self/cgroup, into out. */
+/* cgroup_read - read up to len-1 bytes of path into buf, NUL-ended. */
 static int
-cgroup_self(const char *ctl, char *out, size_t outlen)
+cgroup_read(const char *path, char *buf, size_t len)
 {
-	char line[512], *a, *b;
-	FILE *f;
-	int rc = -1;
+	ssize_t n;
+	int fd;
 
-	f = fopen("/proc/self/cgroup", "re");
-	if (f == NULL)
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
 		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		line[strcspn(line, "\n")] = '\0';
-		a = strchr(line, ':');
-		b = a != NULL ? strchr(a + 1, ':') : NULL;
-		if (b == NULL)
-			continue;
-		*b = '\0';
-		if (ctl[0] == '\0' ? strcmp(a + 1, "") == 0
-				   : strstr(a + 1, ctl) != NULL &&
-			    strlen(a + 1) == strlen(ctl)) {
-			if ((size_t)snprintf(out, outlen, "%s", b + 1) < outlen)
-				rc = 0;
-			break;
-		}
-	}
-	fclose(f);
-	return rc;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	return 0;
 }
 
-/* cgroup_mount - the mount point of hierarchy ctl ("" = v2) and its root,
- * from /proc/self/mountinfo. */
-static int
-cgroup_mount(
-    const char *ctl, char *mnt, size_t mntlen, char *root, size_t rootlen)
+/* cgroup_v2_mount - where the cgroup v2 hierarchy is mounted: the usual
+ * places only (a unified or a hybrid layout). */
+static const char *
+cgroup_v2_mount(void)
 {
-	char line[1024], r[256], m[256], fstype[64], opts[512];
-	char *dash;
-	FILE *f;
-	int rc = -1;
+	static const char *const places[] = {
+	    "/sys/fs/cgroup", "/sys/fs/cgroup/unified"};
+	struct statfs sf;
+	size_t i;
 
-	f = fopen("/proc/self/mountinfo", "re");
-	if (f == NULL)
-		return -1;
-	while (fgets(line, sizeof(line), f) != NULL) {
-		dash = strstr(line, " - ");
-		if (dash == NULL)
-			continue;
-		if (sscanf(line, "%*s %*s %*s %255s %255s", r, m) != 2 ||
-		    sscanf(dash + 3, "%63s %*s %511s", fstype, opts) != 2)
-			continue;
-		if (ctl[0] == '\0' ? strcmp(fstype, "cgroup2") != 0
-				   : strcmp(fstype, "cgroup") != 0)
-			continue;
-		if (ctl[0] != '\0') {
-			/* The controller must be one of the options. */
-			char *t, *save = NULL;
-			int found = 0;
-			for (t = strtok_r(opts, ",", &save); t != NULL;
-			     t = strtok_r(NULL, ",", &save))
-				if (strcmp(t, ctl) == 0)
-					found = 1;
-			if (!found)
-				continue;
-		}
-		if ((size_t)snprintf(mnt, mntlen, "%s", m) < mntlen &&
-		    (size_t)snprintf(root, rootlen, "%s", r) < rootlen)
-			rc = 0;
-		break;
-	}
-	fclose(f);
-	return rc;
+	for (i = 0; i < sizeof(places) / sizeof(places[0]); i++)
+		if (statfs(places[i], &sf) == 0 &&
+		    sf.f_type == CGROUP2_SUPER_MAGIC)
+			return places[i];
+	return NULL;
 }
 
-/* cgroup_find - the directory of our own group in hierarchy ctl, if we
- * can create groups under it. */
+/* cgroup_find - the directory of our own v2 group, if we can create
+ * groups under it. */
 static void
-cgroup_find(const char *ctl, char *out, size_t outlen)
+cgroup_find(char *out, size_t outlen)
 {
-	char mnt[256], root[256], self[256];
-	const char *rel;
+	char text[4096], *line, *end;
+	const char *mnt;
 
 	out[0] = '\0';
-	if (cgroup_mount(ctl, mnt, sizeof(mnt), root, sizeof(root)) != 0 ||
-	    cgroup_self(ctl, self, sizeof(self)) != 0)
+	mnt = cgroup_v2_mount();
+	if (mnt == NULL ||
+	    cgroup_read("/proc/self/cgroup", text, sizeof(text)) != 0)
 		return;
-	rel = self;
-	if (strcmp(root, "/") != 0) {
-		if (strncmp(self, root, strlen(root)) != 0)
-			return;
-		rel = self + strlen(root);
+	/* The v2 line is "0::/path". */
+	for (line = text; line != NULL && *line != '\0'; line = end) {
+		end = strchr(line, '\n');
+		if (end != NULL)
+			*end++ = '\0';
+		if (strncmp(line, "0::/", 4) != 0)
+			continue;
+		if ((size_t)snprintf(out, outlen, "%s%s", mnt,
+			strcmp(line + 3, "/") == 0 ? "" : line + 3) >= outlen ||
+		    access(out, W_OK) != 0)
+			out[0] = '\0';
+		return;
 	}
-	if ((size_t)snprintf(out, outlen, "%s%s", mnt, rel) >= outlen ||
-	    access(out, W_OK) != 0)
-		out[0] = '\0';
 }
 
 /* cgroup_has_word - whether file dir/name lists word. */
@@ -123,18 +90,11 @@ static int
 cgroup_has_word(const char *dir, const char *name, const char *word)
 {
 	char path[512], text[512], *t, *save = NULL;
-	FILE *f;
-	size_t n;
 
 	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
-	    sizeof(path))
+		sizeof(path) ||
+	    cgroup_read(path, text, sizeof(text)) != 0)
 		return 0;
-	f = fopen(path, "re");
-	if (f == NULL)
-		return 0;
-	n = fread(text, 1, sizeof(text) - 1, f);
-	fclose(f);
-	text[n] = '\0';
 	for (t = strtok_r(text, " \n", &save); t != NULL;
 	     t = strtok_r(NULL, " \n", &save))
 		if (strcmp(t, word) == 0)
@@ -148,7 +108,7 @@ cgroup_detect_once(void)
 {
 	struct cgroup_info *ci = &cgroup_info;
 
-	cgroup_find("", ci->v2, sizeof(ci->v2));
+	cgroup_find(ci->v2, sizeof(ci->v2));
 	if (ci->v2[0] == '\0')
 		return;
 	/* A child group gets the controllers its parent hands down. */

@@ -40,6 +40,12 @@ int filter_build(enum filter_policy policy, struct sock_fprog *prog);
  */
 int filter_install(const struct sock_fprog *prog, int tsync);
 
+/*
+ * filter_prebuilt - the programs of FILTER_JAIL ([0]) and
+ * FILTER_JAIL_NET ([1]), compiled at build time by filter-gen.
+ */
+extern const struct sock_fprog filter_prebuilt[2];
+
 /* filter_each - call fn for each refusal of policy, in order. */
 void filter_each(enum filter_policy policy, filter_fn fn, void *arg);
 

@@ -84,8 +84,6 @@ struct jail {
 };
 
 static pthread_mutex_t jail_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct sock_fprog jail_prog[2];
-static int jail_prog_ok[2];
 static struct jail_features jail_feat;
 static int jail_feat_ok;
 static unsigned jail_seq;
@@ -268,21 +266,12 @@ jail_probe(struct jail_features *f)
 	return 0;
 }
 
-/* jail_filter - the compiled seccomp program for net on or off; cached. */
+/* jail_filter - the seccomp program for net on or off, compiled at
+ * build time (filter-gen). */
 static const struct sock_fprog *
 jail_filter(int net)
 {
-	const struct sock_fprog *p = NULL;
-
-	pthread_mutex_lock(&jail_lock);
-	if (!jail_prog_ok[net] &&
-	    filter_build(
-		net ? FILTER_JAIL_NET : FILTER_JAIL, &jail_prog[net]) == 0)
-		jail_prog_ok[net] = 1;
-	if (jail_prog_ok[net])
-		p = &jail_prog[net];
-	pthread_mutex_unlock(&jail_lock);
-	return p;
+	return &filter_prebuilt[net ? 1 : 0];
 }
 
 /* jail_setf - format a one-line error into err. */

@@ -3,9 +3,21 @@
 SANDBOX_SRCS := sandbox/jail.c sandbox/jailinit.c sandbox/filter.c \
 	sandbox/landlock.c sandbox/cgroup.c sandbox/sandbox.c
 SANDBOX_OBJS := $(SANDBOX_SRCS:%.c=$(BUILD)/%.o)
-OBJS += $(SANDBOX_OBJS) $(BUILD)/sandbox/shiro-jail.o
+OBJS += $(SANDBOX_OBJS) $(BUILD)/sandbox/shiro-jail.o \
+	$(BUILD)/sandbox/filter-gen.o
 
-$(SANDBOX_LIB): $(SANDBOX_OBJS)
+$(SANDBOX_LIB): $(SANDBOX_OBJS) $(BUILD)/sandbox/filter_bpf.o
+
+# The jail's seccomp programs are compiled once, at build time, by
+# libseccomp through filter-gen: a jail start then costs no compilation.
+$(BUILD)/sandbox/filter-gen: $(BUILD)/sandbox/filter-gen.o \
+	$(BUILD)/sandbox/filter.o $(UTIL_LIB)
+	$(link)
+$(BUILD)/sandbox/filter-gen: LDLIBS += $(LIBS_SECCOMP)
+$(BUILD)/sandbox/filter_bpf.c: $(BUILD)/sandbox/filter-gen
+	$< > $@.tmp && mv $@.tmp $@
+$(BUILD)/sandbox/filter_bpf.o: $(BUILD)/sandbox/filter_bpf.c
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 BINS += $(BUILD)/shiro-jail
 $(BUILD)/shiro-jail: $(BUILD)/sandbox/shiro-jail.o $(SANDBOX_LIB) $(UTIL_LIB)

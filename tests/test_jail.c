@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "proto/err.h"
+#include "sandbox/filter.h"
 #include "sandbox/jail.h"
 #include "tests/harness.h"
 #include "tests/test_jail_lib.h"
@@ -532,7 +533,26 @@ lockdown_tool(void)
 	jt_free(&r);
 }
 
+/* The programs compiled at build time are what libseccomp makes from
+ * the tables now. */
+static void
+filter_prebuilt_is_current(void)
+{
+	struct sock_fprog p;
+	int net;
+
+	for (net = 0; net < 2; net++) {
+		CHECK_EQ_INT(
+		    filter_build(net ? FILTER_JAIL_NET : FILTER_JAIL, &p), 0);
+		CHECK_EQ_INT(p.len, filter_prebuilt[net].len);
+		CHECK(memcmp(p.filter, filter_prebuilt[net].filter,
+			  p.len * sizeof(p.filter[0])) == 0);
+		free(p.filter);
+	}
+}
+
 static const struct harness_test tests[] = {
+    HT(filter_prebuilt_is_current),
     HT(jail_allows_needed_calls),
     HT(jail_refuses_each_call),
     HT(jail_net_allows_inet_only),
