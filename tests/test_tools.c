@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "proto/buf.h"
+#include "proto/utf8.h"
 #include "tests/harness.h"
 #include "tests/test_tools_util.h"
 #include "tools/text.h"
@@ -123,8 +124,8 @@ read_file_clips_output(void)
 	r = tt_call(&t, "read_file", json_pack("{ss}", "path", "long.txt"));
 	CHECK(tt_ok(r));
 	c = tt_str(r, "content");
-	CHECK(text_chars(c, strlen(c)) <= TOOL_MAX_OUTPUT);
-	CHECK(text_chars(c, strlen(c)) > TOOL_MAX_OUTPUT - 200);
+	CHECK(utf8_count(c, strlen(c)) <= TOOL_MAX_OUTPUT);
+	CHECK(utf8_count(c, strlen(c)) > TOOL_MAX_OUTPUT - 200);
 	CHECK(strncmp(c, "HEAD", 4) == 0);
 	CHECK(strstr(c, "TAIL\n") != NULL);
 	CHECK(strstr(c, "characters cut") != NULL);
@@ -517,7 +518,7 @@ grep_finds_and_caps(void)
 	r = tt_call(&t, "grep",
 	    json_pack("{ssss}", "pattern", "match", "path", "wide"));
 	out = tt_str(r, "output");
-	CHECK(text_chars(out, strlen(out)) <= TOOL_MAX_OUTPUT);
+	CHECK(utf8_count(out, strlen(out)) <= TOOL_MAX_OUTPUT);
 	CHECK(strstr(out, "characters cut") != NULL);
 	CHECK(strstr(out, "wide/w149.txt") != NULL);
 	json_decref(r);

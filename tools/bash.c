@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto/buf.h"
+#include "proto/utf8.h"
 #include "proto/err.h"
 #include "sandbox/jail.h"
 #include "tools/text.h"
@@ -55,7 +56,6 @@ bash_text(struct bash_out *o, size_t max, struct buf *out, int *clipped)
 	struct buf all = BUF_INIT, tail = BUF_INIT, h = BUF_INIT;
 	size_t start = (o->ring_pos + o->ring_cap - o->ring_len) % o->ring_cap;
 	size_t i, keep, hc, tc, chars, skip;
-	const char *p;
 
 	for (i = 0; i < o->ring_len; i++)
 		buf_addc(&tail, o->ring[(start + i) % o->ring_cap]);
@@ -72,26 +72,15 @@ bash_text(struct bash_out *o, size_t max, struct buf *out, int *clipped)
 	hc = keep / 2;
 	tc = keep - hc;
 	text_utf8_clean(o->head.data, o->head.len, &h);
-	for (p = h.data, i = 0; i < hc && p < h.data + h.len; i++) {
-		p++;
-		while (p < h.data + h.len && ((unsigned char)*p & 0xc0) == 0x80)
-			p++;
-	}
-	buf_add(out, h.data, (size_t)(p - h.data));
+	buf_add(out, h.data, utf8_skip(h.data, h.len, hc));
 	buf_printf(out,
-	    "\n[... output cut: %llu bytes in all, the middle "
-	    "is not shown ...]\n",
+	    "\n[... output cut: %llu bytes in all, the middle is not shown "
+	    "...]\n",
 	    o->total);
 	text_utf8_clean(tail.data, tail.len, &all);
-	chars = text_chars(all.data, all.len);
-	skip = chars > tc ? chars - tc : 0;
-	for (p = all.data, i = 0; i < skip; i++) {
-		p++;
-		while (p < all.data + all.len &&
-		    ((unsigned char)*p & 0xc0) == 0x80)
-			p++;
-	}
-	buf_add(out, p, (size_t)(all.data + all.len - p));
+	chars = utf8_count(all.data, all.len);
+	skip = utf8_skip(all.data, all.len, chars > tc ? chars - tc : 0);
+	buf_add(out, all.data + skip, all.len - skip);
 out:
 	buf_free(&all);
 	buf_free(&tail);

@@ -1,39 +1,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "proto/xmalloc.h"
+#include "proto/utf8.h"
 #include "tools/text.h"
-
-/* text_seq - length of the valid UTF-8 sequence at s, 0 when invalid. */
-static size_t
-text_seq(const unsigned char *s, size_t len)
-{
-	unsigned c = s[0];
-	size_t n, i;
-	unsigned cp;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	if (len < n)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-		return 0;
-	return n;
-}
 
 /* text_utf8_clean - append s to out with every invalid byte as U+FFFD. */
 void
@@ -44,7 +13,7 @@ text_utf8_clean(const char *s, size_t len, struct buf *out)
 
 	buf_reserve(out, len);
 	while (i < len) {
-		n = text_seq(p + i, len - i);
+		n = utf8_char_len(s + i, len - i);
 		if (n > 0 && p[i] != 0) {
 			i += n;
 			continue;
@@ -61,43 +30,7 @@ text_utf8_clean(const char *s, size_t len, struct buf *out)
 int
 text_utf8_valid(const char *s, size_t len)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	size_t i = 0, n;
-
-	while (i < len) {
-		n = text_seq(p + i, len - i);
-		if (n == 0 || p[i] == 0)
-			return 0;
-		i += n;
-	}
-	return 1;
-}
-
-/* text_chars - the number of characters (code points) of UTF-8 text s. */
-size_t
-text_chars(const char *s, size_t len)
-{
-	size_t i, n = 0;
-
-	for (i = 0; i < len; i++)
-		if (((unsigned char)s[i] & 0xc0) != 0x80)
-			n++;
-	return n;
-}
-
-/* text_skip_chars - byte offset after the first n characters of s. */
-static size_t
-text_skip_chars(const char *s, size_t len, size_t n)
-{
-	size_t i = 0;
-
-	while (i < len && n > 0) {
-		i++;
-		while (i < len && ((unsigned char)s[i] & 0xc0) == 0x80)
-			i++;
-		n--;
-	}
-	return i;
+	return utf8_valid(s, len) && memchr(s, '\0', len) == NULL;
 }
 
 /*
@@ -113,7 +46,7 @@ text_clip(const char *s, size_t len, size_t max, struct buf *out)
 	int clipped = 0;
 
 	text_utf8_clean(s, len, &clean);
-	chars = text_chars(clean.data ? clean.data : "", clean.len);
+	chars = utf8_count(clean.data ? clean.data : "", clean.len);
 	if (chars <= max) {
 		buf_add(out, clean.data ? clean.data : "", clean.len);
 		goto out;
@@ -127,8 +60,8 @@ text_clip(const char *s, size_t len, size_t max, struct buf *out)
 	tail = keep - head;
 	snprintf(marker, sizeof(marker), "\n[... %zu characters cut ...]\n",
 	    chars - head - tail);
-	hb = text_skip_chars(clean.data, clean.len, head);
-	tb = text_skip_chars(clean.data, clean.len, chars - tail);
+	hb = utf8_skip(clean.data, clean.len, head);
+	tb = utf8_skip(clean.data, clean.len, chars - tail);
 	buf_add(out, clean.data, hb);
 	buf_adds(out, marker);
 	buf_add(out, clean.data + tb, clean.len - tb);

@@ -17,9 +17,6 @@ void text_utf8_clean(const char *s, size_t len, struct buf *out);
 /* text_utf8_valid - nonzero when s holds only valid UTF-8 and no NUL. */
 int text_utf8_valid(const char *s, size_t len);
 
-/* text_chars - the number of characters (code points) of UTF-8 text s. */
-size_t text_chars(const char *s, size_t len);
-
 /*
  * text_clip - append s to out, cleaned to UTF-8; when it has more than
  * max characters keep its head and tail around a line that says how

@@ -1,40 +1,13 @@
 /*
  * shiro-tool-worker - runs bash (each command in a fresh jail) and the
- * file tools for the broker; or one tool on its own with --once (see
- * once.c).
+ * file tools for the broker (workers/tool/service.c); or one tool on its
+ * own with --once (once.c).
  */
 #include <string.h>
 
-#include "proto/err.h"
 #include "proto/log.h"
-#include "sandbox/sandbox.h"
 #include "workers/tool/once.h"
 #include "workers/tool/service.h"
-
-/* main_setup - the tool role may run commands. */
-static int
-main_setup(struct worker *w)
-{
-	return service_setup(w, 1);
-}
-
-/* main_lockdown - the tool role's lockdown: only jailed children. */
-static int
-main_lockdown(struct worker *w)
-{
-	struct service_cfg *cfg = worker_data(w);
-
-	return sandbox_lockdown(SANDBOX_ROLE_TOOL, cfg->workspace);
-}
-
-static const struct worker_role main_role = {
-    .role = "tool",
-    .provider = "jail",
-    .jobs = 1,
-    .setup = main_setup,
-    .lockdown = main_lockdown,
-    .service = service_job,
-};
 
 int
 main(int argc, char **argv)
@@ -49,5 +22,5 @@ main(int argc, char **argv)
 			log_init("shiro-tool-worker", LOG_LEVEL_INFO);
 			return once_main(argc, argv);
 		}
-	return worker_main(argc, argv, &main_role);
+	return worker_main(argc, argv, &service_tool_role);
 }

@@ -8,6 +8,7 @@
 #include "proto/err.h"
 #include "proto/log.h"
 #include "proto/xmalloc.h"
+#include "sandbox/sandbox.h"
 #include "tools/tool.h"
 #include "workers/tool/service.h"
 
@@ -17,7 +18,7 @@ struct service_run {
 };
 
 /* service_setup - read the environment into a cfg kept in w. */
-int
+static int
 service_setup(struct worker *w, int exec)
 {
 	struct service_cfg *cfg = xcalloc(1, sizeof(*cfg));
@@ -61,7 +62,7 @@ service_tick(void *arg)
 }
 
 /* service_job - run the job's tool and put its result in result. */
-int
+static int
 service_job(struct worker *w, const struct msg *job, struct msg *result)
 {
 	struct service_cfg *cfg = worker_data(w);
@@ -148,3 +149,47 @@ out:
 	free(text);
 	return r;
 }
+
+/* service_setup_fs - the fs role never runs commands. */
+static int
+service_setup_fs(struct worker *w)
+{
+	return service_setup(w, 0);
+}
+
+/* service_setup_tool - the tool role runs bash in the jail. */
+static int
+service_setup_tool(struct worker *w)
+{
+	return service_setup(w, 1);
+}
+
+/* service_lockdown - the role's own jail: fs has no exec and no
+ * network (Landlock to SHIRO_WORKSPACE when set); tool spawns only
+ * jailed children. */
+static int
+service_lockdown(struct worker *w)
+{
+	struct service_cfg *cfg = worker_data(w);
+
+	return sandbox_lockdown(
+	    cfg->exec ? SANDBOX_ROLE_TOOL : SANDBOX_ROLE_FS, cfg->workspace);
+}
+
+const struct worker_role service_fs_role = {
+    .role = "fs",
+    .provider = "fs",
+    .jobs = 1,
+    .setup = service_setup_fs,
+    .lockdown = service_lockdown,
+    .service = service_job,
+};
+
+const struct worker_role service_tool_role = {
+    .role = "tool",
+    .provider = "jail",
+    .jobs = 1,
+    .setup = service_setup_tool,
+    .lockdown = service_lockdown,
+    .service = service_job,
+};

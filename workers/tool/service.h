@@ -23,10 +23,8 @@ struct service_cfg {
 			    (and the one Landlock confines to), or NULL */
 };
 
-/* service_setup - read the environment into a cfg kept in w. */
-int service_setup(struct worker *w, int exec);
-
-/* service_job - the service function (worker_service_fn). */
-int service_job(struct worker *w, const struct msg *job, struct msg *result);
+/* The two roles: file tools only (no exec, no network), and bash with
+ * the file tools (only jailed children). */
+extern const struct worker_role service_fs_role, service_tool_role;
 
 #endif
