@@ -100,4 +100,17 @@ $(BUILD)/tests/test_store_fold: $(BUILD)/tests/test_store_fold.o \
 	$(FOLD_OBJ) $(HARNESS_OBJ) $(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB)
 	$(link)
 SCRIPT_TESTS += tests/store_tool.sh
+
+# The crash torture: 200 SIGKILLs (SHIRO_TORTURE=N for more; make torture
+# runs 2,000).  It execs build/shiro-store fsck after each restart.
+TESTS += $(BUILD)/tests/test_store_torture
+OBJS += $(BUILD)/tests/test_store_torture.o
+$(BUILD)/tests/test_store_torture: LDLIBS += $(STORE_LDLIBS)
+$(BUILD)/tests/test_store_torture: $(BUILD)/tests/test_store_torture.o \
+	$(FOLD_OBJ) $(HARNESS_OBJ) $(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB) \
+	| $(BUILD)/shiro-store
+	$(link)
+torture: $(BUILD)/tests/test_store_torture $(BUILD)/shiro-store
+	SHIRO_TORTURE=$${SHIRO_TORTURE:-2000} $(BUILD)/tests/test_store_torture
+.PHONY: torture
 # --- end of the store tools' block
