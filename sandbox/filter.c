@@ -261,6 +261,21 @@ filter_table(enum filter_policy policy, size_t *n)
 	return NULL;
 }
 
+/* filter_nr - the number of r's call here, or -1. */
+static int
+filter_nr(const struct filter_rule *r)
+{
+	int nr = seccomp_syscall_resolve_name(r->name);
+
+	if (nr != __NR_SCMP_ERROR)
+		return nr;
+#ifdef __x86_64__
+	return r->nr;
+#else
+	return -1;
+#endif
+}
+
 /* filter_add - add one rule to ctx. */
 static int
 filter_add(scmp_filter_ctx ctx, const struct filter_rule *r)
@@ -268,16 +283,9 @@ filter_add(scmp_filter_ctx ctx, const struct filter_rule *r)
 	struct scmp_arg_cmp cmp;
 	int nr, rc;
 
-	nr = seccomp_syscall_resolve_name(r->name);
-	if (nr == __NR_SCMP_ERROR) {
-#ifdef __x86_64__
-		nr = r->nr;
-#else
-		nr = -1;
-#endif
-		if (nr < 0)
-			return 0; /* the call does not exist here */
-	}
+	nr = filter_nr(r);
+	if (nr < 0)
+		return 0; /* the call does not exist here */
 	switch (r->match) {
 	case FM_ALL:
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(r->err), nr, 0);
@@ -420,4 +428,30 @@ filter_each(enum filter_policy policy, filter_fn fn, void *arg)
 	for (i = 0; i < sizeof(filter_extra) / sizeof(filter_extra[0]); i++)
 		fn(arg, filter_extra[i].call, filter_extra[i].reply,
 		    filter_extra[i].why);
+}
+
+/* filter_rules - the rules of policy, for the tests. */
+size_t
+filter_rules(
+    enum filter_policy policy, struct filter_rule_info *out, size_t max)
+{
+	const size_t nbase = sizeof(filter_base) / sizeof(filter_base[0]);
+	const struct filter_rule *extra, *r;
+	size_t i, n;
+
+	extra = filter_table(policy, &n);
+	for (i = 0; i < nbase + n; i++) {
+		if (i >= max)
+			continue;
+		r = i < nbase ? &filter_base[i] : &extra[i - nbase];
+		out[i].name = r->name;
+		out[i].nr = filter_nr(r);
+		out[i].err = r->err;
+		out[i].match = r->match == FM_ALL ? 0
+		    : r->match == FM_EQ32	  ? 1
+						  : 2;
+		out[i].arg = r->arg;
+		out[i].val = r->val;
+	}
+	return nbase + n;
 }

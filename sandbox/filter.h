@@ -46,6 +46,25 @@ int filter_install(const struct sock_fprog *prog, int tsync);
  */
 extern const struct sock_fprog filter_prebuilt[2];
 
+/* One rule as the tests see it (filter_rules). */
+struct filter_rule_info {
+	const char *name; /* the syscall */
+	long nr; /* its number here, -1 if it has none */
+	int err; /* the errno it returns */
+	int match; /* 0: every call, 1: low 32 bits of arg == val,
+			     2: arg has every bit of val */
+	unsigned arg;
+	unsigned long long val;
+};
+
+/*
+ * filter_rules - store up to max rules of policy in out (the common
+ * ones first); returns how many there are.  Socket families,
+ * personality and foreign architectures are not rules of the tables.
+ */
+size_t filter_rules(
+    enum filter_policy policy, struct filter_rule_info *out, size_t max);
+
 /* filter_each - call fn for each refusal of policy, in order. */
 void filter_each(enum filter_policy policy, filter_fn fn, void *arg);
 

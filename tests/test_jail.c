@@ -551,7 +551,123 @@ filter_prebuilt_is_current(void)
 	}
 }
 
+/* rule_call - make the call of rule r with arguments that would fail
+ * differently (EFAULT, EBADF, ENOENT, ...) if nothing refused it. */
+static long
+rule_call(const struct filter_rule_info *r)
+{
+	static const char path[] = "/nonexistent/shiro-rule";
+	long a[6] = {-1, -1, -1, -1, -1, -1}, rc;
+
+	if (r->match == 1) {
+		a[r->arg] = (long)r->val;
+	} else if (r->match == 2 && strcmp(r->name, "clone") == 0) {
+		a[0] = (long)r->val | SIGCHLD;
+		a[1] = a[2] = a[3] = a[4] = 0;
+	} else if (r->match == 2 && strcmp(r->name, "open") == 0) {
+		a[0] = (long)path;
+		a[1] = (long)r->val;
+		a[2] = 0600;
+	} else if (r->match == 2 && strcmp(r->name, "openat") == 0) {
+		a[0] = AT_FDCWD;
+		a[1] = (long)path;
+		a[2] = (long)r->val;
+		a[3] = 0600;
+	}
+	rc = syscall(r->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+	if (rc == 0 && strcmp(r->name, "clone") == 0)
+		_exit(0); /* an unrefused clone: the child leaves at once */
+	return rc;
+}
+
+/* policy_check - in a child: install policy, then make every refused
+ * call, every socket family and a foreign-architecture call. */
+static void
+policy_check(enum filter_policy policy, unsigned long long families)
+{
+	struct filter_rule_info rules[200];
+	struct sock_fprog prog;
+	size_t i, n;
+	long rc;
+	int st, f, fd;
+	pid_t pid;
+
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		n = filter_rules(policy, rules, 200);
+		CHECK(n > 0 && n <= 200);
+		CHECK_EQ_INT(filter_build(policy, &prog), 0);
+		CHECK_EQ_INT(filter_install(&prog, 0), 0);
+		for (i = 0; i < n; i++) {
+			if (rules[i].nr < 0)
+				continue;
+			errno = 0;
+			rc = rule_call(&rules[i]);
+			CHECKF(rc == -1 && errno == rules[i].err,
+			    "policy %d: %s (rule %zu): rc %ld errno %d, want "
+			    "%d",
+			    (int)policy, rules[i].name, i, rc, errno,
+			    rules[i].err);
+		}
+		for (f = 0; f < 64; f++) {
+			fd = socket(f, SOCK_DGRAM, 0);
+			if (fd < 0 && errno != EAFNOSUPPORT)
+				fd = socket(f, SOCK_STREAM, 0);
+			if (families & (1ull << f)) {
+				CHECKF(fd >= 0 || errno != EAFNOSUPPORT,
+				    "policy %d: family %d refused", (int)policy,
+				    f);
+			} else {
+				CHECKF(fd < 0 && errno == EAFNOSUPPORT,
+				    "policy %d: family %d allowed", (int)policy,
+				    f);
+			}
+			if (fd >= 0)
+				close(fd);
+		}
+		CHECK(syscall(SYS_personality, 8 /* PER_LINUX32 */) == -1 &&
+		    errno == EPERM);
+		CHECK(syscall(SYS_personality, 0) >= 0);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "policy %d child: %d",
+	    (int)policy, st);
+	/* A foreign-architecture call kills the whole process. */
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (filter_build(policy, &prog) != 0 ||
+		    filter_install(&prog, 0) != 0)
+			_exit(3);
+		syscall(SYS_getpid | 0x40000000);
+		_exit(0);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
+	    "policy %d: x32 call not killed (%d)", (int)policy, st);
+}
+
+#define FAM(f) (1ull << (f))
+
+/* Every rule of every policy refuses its call with its errno, each
+ * socket family is allowed or refused as the policy says, and foreign
+ * architectures kill. */
+static void
+policies_enforce_every_rule(void)
+{
+	policy_check(FILTER_JAIL, FAM(AF_UNIX));
+	policy_check(
+	    FILTER_JAIL_NET, FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6));
+	policy_check(FILTER_MODEL,
+	    FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6) | FAM(AF_NETLINK));
+	policy_check(FILTER_FS, FAM(AF_UNIX));
+	policy_check(FILTER_TOOL, FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6));
+}
+
 static const struct harness_test tests[] = {
+    HT(policies_enforce_every_rule),
     HT(filter_prebuilt_is_current),
     HT(jail_allows_needed_calls),
     HT(jail_refuses_each_call),
