@@ -13,6 +13,7 @@ A bad event prints "error: line N: <reason>" on stderr and exits 2.
 """
 
 import sys
+from itertools import repeat
 
 PLACEHOLDER_BYTES = 29  # len("(not summarized yet: zoom it)")
 DEFAULT_CEIL = 128000
@@ -28,8 +29,9 @@ class Planner:
 
     def __init__(self):
         self.t = 0  # messages so far
-        self.view = []  # [level, index] pairs, oldest first
+        self.view = []  # (level, index) pairs, oldest first
         self.built = {}  # (level, index) -> size in bytes
+        self.label = {}  # (level, index) -> " l:i", for built nodes only
         self.ceil = DEFAULT_CEIL
         self.floor = DEFAULT_FLOOR
         self.next_budget = None  # a budget waiting for the next msg
@@ -46,8 +48,11 @@ class Planner:
         return self.placeholder if size is None else size
 
     def view_size(self):
-        """view_size - the sum of the view's line sizes."""
-        return sum(self.line_size(l, i) for l, i in self.view)
+        """view_size - the sum of the view's line sizes (line_size for
+        every line, written out for speed)."""
+        if self.unit_lines:
+            return len(self.view)
+        return sum(map(self.built.get, self.view, repeat(self.placeholder)))
 
     def pair_age(self, level, index):
         """pair_age - the numerator of a pair's due, (T - last) or
@@ -90,7 +95,7 @@ class Planner:
             size -= self.line_size(level, index)
             size -= self.line_size(level, index + 1)
             size += self.line_size(*parent)
-            self.view[k : k + 2] = [list(parent)]
+            self.view[k : k + 2] = [parent]
             made.append(parent)
         return made
 
@@ -100,8 +105,8 @@ class Planner:
             self.ceil, self.floor = self.next_budget
             self.next_budget = None
         if size is not None:
-            self.built[(0, self.t)] = size
-        self.view.append([0, self.t])
+            self.set_built(0, self.t, size)
+        self.view.append((0, self.t))
         self.t += 1
         if not (self.shrinking or self.view_size() > self.ceil):
             return False, []
@@ -124,7 +129,12 @@ class Planner:
                         "child %d:%d of node %d:%d is not built"
                         % (child[0], child[1], level, index)
                     )
+        self.set_built(level, index, size)
+
+    def set_built(self, level, index, size):
+        """set_built - record a built node and its printed form."""
         self.built[(level, index)] = size
+        self.label[(level, index)] = " %d:%d" % (level, index)
 
     def status(self):
         """status - the part of an output line after the event."""
@@ -135,18 +145,27 @@ class Planner:
     def render_view(self):
         """render_view - the view as printed: " l:i" per line, "*" for a
         placeholder."""
-        out = []
-        for level, index in self.view:
-            mark = "" if (level, index) in self.built else "*"
-            out.append(" %d:%d%s" % (level, index, mark))
-        return "view" + "".join(out)
+        get = self.label.get
+        return "view" + "".join([get(n) or " %d:%d*" % n for n in self.view])
 
 
-def number(token):
-    """number - a decimal integer token, or a ScenarioError."""
+# The issue does not bound the numbers.  The runner keeps a line's size
+# in 32 bits and budgets, levels and indexes in 64, and refuses larger
+# numbers as "too large"; the model refuses the same ones so that the two
+# can be compared on any input.
+SIZE_MAX = (1 << 32) - 1
+NUMBER_MAX = (1 << 64) - 1
+
+
+def number(token, limit=NUMBER_MAX):
+    """number - a decimal integer token of at most limit, or a
+    ScenarioError."""
     if not token.isdigit() or not token.isascii():
         raise ScenarioError("'%s' is not a decimal integer" % token)
-    return int(token)
+    value = int(token)
+    if value > limit:
+        raise ScenarioError("%s is too large" % token)
+    return value
 
 
 def want(tokens, count):
@@ -162,11 +181,14 @@ def apply_event(plan, tokens):
     name = tokens[0]
     if name == "budget":
         want(tokens, 2)
-        plan.next_budget = (number(tokens[1]), number(tokens[2]))
+        ceil, floor = number(tokens[1]), number(tokens[2])
+        if floor > ceil:
+            raise ScenarioError("the floor is above the ceiling")
+        plan.next_budget = (ceil, floor)
         return False, []
     if name == "placeholder":
         want(tokens, 1)
-        plan.placeholder = number(tokens[1])
+        plan.placeholder = number(tokens[1], SIZE_MAX)
         return False, []
     if name == "unit":
         want(tokens, 1)
@@ -183,11 +205,12 @@ def apply_event(plan, tokens):
     if name == "msg":
         if len(tokens) > 2:
             raise ScenarioError("msg takes at most one argument")
-        size = number(tokens[1]) if len(tokens) == 2 else None
+        size = number(tokens[1], SIZE_MAX) if len(tokens) == 2 else None
         return plan.event_msg(size)
     if name == "built":
         want(tokens, 3)
-        plan.event_built(number(tokens[1]), number(tokens[2]), number(tokens[3]))
+        level, index = number(tokens[1]), number(tokens[2])
+        plan.event_built(level, index, number(tokens[3], SIZE_MAX))
         return False, []
     if name == "fit":
         want(tokens, 1)
