@@ -113,4 +113,15 @@ $(BUILD)/tests/test_store_torture: $(BUILD)/tests/test_store_torture.o \
 torture: $(BUILD)/tests/test_store_torture $(BUILD)/shiro-store
 	SHIRO_TORTURE=$${SHIRO_TORTURE:-2000} $(BUILD)/tests/test_store_torture
 .PHONY: torture
+# Fault injection: the test re-runs itself under tests/fault/fault.so, an
+# LD_PRELOAD shim built without sanitizers.
+TESTS += $(BUILD)/tests/test_store_fault
+OBJS += $(BUILD)/tests/test_store_fault.o
+$(BUILD)/tests/test_store_fault: LDLIBS += $(STORE_LDLIBS)
+$(BUILD)/tests/test_store_fault: $(BUILD)/tests/test_store_fault.o \
+	$(HARNESS_OBJ) $(STORE_LIB) $(UTIL_LIB) | $(BUILD)/tests/fault.so
+	$(link)
+$(BUILD)/tests/fault.so: tests/fault/fault.c
+	@mkdir -p $(dir $@)
+	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
 # --- end of the store tools' block
