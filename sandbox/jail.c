@@ -121,33 +121,34 @@ jail_status(const struct jail_result *res)
 	return 128 + res->signal;
 }
 
+static const char *jail_env[16];
+static pthread_once_t jail_env_once = PTHREAD_ONCE_INIT;
+
+/* jail_env_build - fill jail_env from the environment, once. */
+static void
+jail_env_build(void)
+{
+	size_t i, n = 0;
+	const char *v;
+
+	jail_env[n++] = "PATH=" JAIL_PATH;
+	jail_env[n++] = "HOME=/tmp";
+	jail_env[n++] = "SHIRO_JAIL=1";
+	for (i = 0; jail_env_copy[i] != NULL; i++) {
+		v = getenv(jail_env_copy[i]);
+		if (v == NULL || strlen(v) > 256 || strchr(v, '\n') != NULL)
+			continue;
+		jail_env[n++] = xasprintf("%s=%s", jail_env_copy[i], v);
+	}
+	jail_env[n] = NULL;
+}
+
 /* jail_default_env - PATH, HOME and the harmless variables. */
 const char *const *
 jail_default_env(void)
 {
-	static const char *env[16];
-	static char *kept[16];
-	size_t i, n = 0, k = 0;
-	const char *v;
-
-	pthread_mutex_lock(&jail_lock);
-	for (i = 0; i < sizeof(kept) / sizeof(kept[0]); i++) {
-		free(kept[i]);
-		kept[i] = NULL;
-	}
-	env[n++] = "PATH=" JAIL_PATH;
-	env[n++] = "HOME=/tmp";
-	env[n++] = "SHIRO_JAIL=1";
-	for (i = 0; jail_env_copy[i] != NULL; i++) {
-		v = getenv(jail_env_copy[i]);
-		if (v == NULL || strlen(v) > 256)
-			continue;
-		kept[k] = xasprintf("%s=%s", jail_env_copy[i], v);
-		env[n++] = kept[k++];
-	}
-	env[n] = NULL;
-	pthread_mutex_unlock(&jail_lock);
-	return env;
+	pthread_once(&jail_env_once, jail_env_build);
+	return jail_env;
 }
 
 /* jail_probe_child - in a throwaway child: which namespaces and mount

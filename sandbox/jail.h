@@ -151,11 +151,12 @@ struct jail;
 /*
  * jail_start - start spec's command.  Returns 0 with *jp set once the
  * command has been exec'd (or has failed to exec: that is an exit with
- * status 127 in the result, not an error here).  Errors:
- * SHIRO_ERR_INVAL (a bad spec), SHIRO_ERR_UNSUPP (the kernel lacks a
- * required feature and spec->unjailed is 0), SHIRO_ERR_NOENT (the
- * workspace is missing), SHIRO_ERR_FAILED (set-up failed in the child);
- * err (errlen bytes, may be NULL) gets one line saying why.
+ * status 127 in the result, not an error here).  Errors (negated, as
+ * everywhere): SHIRO_ERR_INVAL (a bad spec), SHIRO_ERR_UNSUPP (the
+ * kernel lacks a required feature and spec->unjailed is 0),
+ * SHIRO_ERR_NOENT (the workspace is missing), SHIRO_ERR_FAILED (set-up
+ * failed in the child), SHIRO_ERR_IO (pipes, clone); err (errlen bytes,
+ * may be NULL) gets one line saying why.
  */
 int jail_start(
     const struct jail_spec *spec, struct jail **jp, char *err, size_t errlen);
@@ -220,8 +221,8 @@ int jail_probe(struct jail_features *f);
 
 /*
  * jail_default_env - the default environment (see jail_spec.envp), a
- * NULL-terminated array owned by the jail module, valid until the next
- * call.
+ * NULL-terminated array owned by the jail module, made once from the
+ * caller's environment at the first call, valid for the process's life.
  */
 const char *const *jail_default_env(void);
 

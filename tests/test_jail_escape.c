@@ -45,6 +45,7 @@ world_make(struct world *w)
 {
 	const char *t = harness_tmpdir();
 
+	memset(w, 0, sizeof(*w));
 	snprintf(w->ws, sizeof(w->ws), "%s/ws", t);
 	snprintf(w->out, sizeof(w->out), "%s/outside", t);
 	snprintf(w->home, sizeof(w->home), "%s/home", t);
