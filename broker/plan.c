@@ -68,6 +68,7 @@ struct plan_ready {
 struct plan_cand {
 	uint64_t num;
 	uint64_t i;
+	size_t k; /* the first line's place in the view during the fit */
 	uint8_t l;
 };
 
@@ -87,6 +88,9 @@ struct plan {
 	struct plan_cand *heap; /* a fit's candidate pairs */
 	size_t nheap;
 	size_t heap_cap;
+	size_t *next; /* a fit's links between the lines of the view */
+	size_t *prev;
+	size_t link_cap;
 
 	struct plan_node *merges; /* the last batch's merges */
 	size_t nmerges;
@@ -177,6 +181,8 @@ plan_destroy(struct plan **pp)
 	free(p->vals);
 	free(p->merges);
 	free(p->heap);
+	free(p->next);
+	free(p->prev);
 	free(p->pend);
 	free(p->mq);
 	free(p->running);
@@ -455,22 +461,22 @@ plan_can_merge(const struct plan *p, const struct plan_line *a)
 }
 
 /*
- * plan_heap_offer - if lines k and k + 1 of v are siblings whose parent
- * is built, put the pair in the heap of candidates (most due on top).
+ * plan_heap_offer - if lines k and k2 (the next one) of v are siblings
+ * whose parent is built, put the pair in the heap (most due on top).
  */
 static void
-plan_heap_offer(struct plan *p, const struct plan_lines *v, size_t k)
+plan_heap_offer(struct plan *p, const struct plan_lines *v, size_t k, size_t k2)
 {
 	const struct plan_line *a = &v->v[k];
 	struct plan_cand c, *h;
 	size_t j;
 
-	if (k + 1 >= v->n || (a->i & 1) != 0 || v->v[k + 1].l != a->l ||
-	    !plan_can_merge(p, a))
+	if ((a->i & 1) != 0 || v->v[k2].l != a->l || !plan_can_merge(p, a))
 		return;
 	c.num = plan_due_num(p, a);
 	c.i = a->i;
 	c.l = a->l;
+	c.k = k;
 	if (p->nheap == p->heap_cap) {
 		p->heap_cap = p->heap_cap ? p->heap_cap * 2 : 64;
 		p->heap = xreallocarray(p->heap, p->heap_cap, sizeof(*p->heap));
@@ -521,21 +527,23 @@ plan_parent_size(struct plan *p, unsigned l, uint64_t i, int take)
 	return size;
 }
 
-/* plan_merge_at - lines k and k + 1 of v become their parent. */
+/*
+ * plan_join - line a and the line b after it become their parent in a;
+ * the caller removes b.  The chat's view records the merge.
+ */
 static void
-plan_merge_at(struct plan *p, struct plan_lines *v, size_t k, int chat)
+plan_join(struct plan *p, struct plan_lines *v, struct plan_line *a,
+    const struct plan_line *b, int chat)
 {
-	struct plan_line *a = &v->v[k], parent;
+	struct plan_line parent;
 
 	parent.l = (uint8_t)(a->l + 1);
 	parent.i = a->i >> 1;
 	parent.built = 1;
 	parent.size = plan_parent_size(p, parent.l, parent.i, chat);
-	v->size -= plan_line_size(p, a) + plan_line_size(p, a + 1);
+	v->size -= plan_line_size(p, a) + plan_line_size(p, b);
 	v->size += plan_line_size(p, &parent);
 	*a = parent;
-	memmove(a + 1, a + 2, (v->n - k - 2) * sizeof(*a));
-	v->n--;
 	if (!chat)
 		return;
 	if (p->nmerges == p->merges_cap) {
@@ -554,33 +562,52 @@ plan_merge_at(struct plan *p, struct plan_lines *v, size_t k, int chat)
  * size is at most budget or no pair can merge (rule 19).  T and the
  * built nodes do not change during a fit, so neither does a pair's due:
  * the candidates go in a heap once, and a merge only adds the pair of
- * the new parent and its sibling, if they can merge in turn.
+ * the new parent and its sibling, if they can merge in turn.  Lines stay
+ * in place during the fit, linked to their neighbours (a merge unlinks
+ * its second line; the first line is never removed), and the view is
+ * packed once at the end.
  */
 static void
 plan_fit_lines(struct plan *p, struct plan_lines *v, uint64_t budget, int chat)
 {
 	struct plan_cand c;
-	size_t k;
+	size_t k, b, n;
 
-	if (v->size <= budget)
+	if (v->size <= budget || v->n < 2)
 		return;
+	if (p->link_cap < v->n) {
+		p->link_cap = v->cap;
+		p->next = xreallocarray(p->next, p->link_cap, sizeof(*p->next));
+		p->prev = xreallocarray(p->prev, p->link_cap, sizeof(*p->prev));
+	}
+	for (k = 0; k < v->n; k++) {
+		p->next[k] = k + 1; /* v->n: none */
+		p->prev[k] = k - 1; /* SIZE_MAX: none */
+	}
 	p->nheap = 0;
 	for (k = 0; k + 1 < v->n; k++)
-		plan_heap_offer(p, v, k);
+		plan_heap_offer(p, v, k, k + 1);
+	n = v->n;
 	while (v->size > budget && p->nheap > 0) {
 		plan_heap_pop(p, &c);
-		k = plan_lines_find(v, c.i << c.l);
-		if (k + 1 >= v->n || v->v[k].l != c.l || v->v[k].i != c.i ||
-		    v->v[k + 1].l != c.l)
-			continue; /* cannot happen: a pair only merges itself */
-		plan_merge_at(p, v, k, chat);
+		k = c.k;
+		b = p->next[k];
+		plan_join(p, v, &v->v[k], &v->v[b], chat);
+		p->next[k] = p->next[b];
+		if (p->next[b] < v->n)
+			p->prev[p->next[b]] = k;
+		n--;
 		if (v->v[k].i & 1) {
-			if (k > 0)
-				plan_heap_offer(p, v, k - 1);
-		} else {
-			plan_heap_offer(p, v, k);
+			if (p->prev[k] != SIZE_MAX)
+				plan_heap_offer(p, v, p->prev[k], k);
+		} else if (p->next[k] < v->n) {
+			plan_heap_offer(p, v, k, p->next[k]);
 		}
 	}
+	/* Pack the lines still linked, oldest first; line 0 is one. */
+	for (k = 0, b = 0; k < v->n; k = p->next[k])
+		v->v[b++] = v->v[k];
+	v->n = n;
 }
 
 /* plan_cview_refresh - the compaction view: the chat's merged to cfloor. */
@@ -665,7 +692,9 @@ plan_merge(struct plan *p, unsigned l, uint64_t i)
 	    v->v[k + 1].l != l - 1)
 		return -SHIRO_ERR_NOENT;
 	p->nmerges = 0;
-	plan_merge_at(p, v, k, 1);
+	plan_join(p, v, &v->v[k], &v->v[k + 1], 1);
+	memmove(&v->v[k + 1], &v->v[k + 2], (v->n - k - 2) * sizeof(*v->v));
+	v->n--;
 	p->nmerges = 0;
 	return 0;
 }
