@@ -655,10 +655,36 @@ jail_start(
 	j->err_r = errpp[0];
 	outp[0] = errpp[0] = -1;
 
-	/* Wait for the exec: the error pipe closes on success. */
-	do
-		n = read(errp[0], &ce, sizeof(ce));
-	while (n < 0 && errno == EINTR);
+	/* Wait for the exec: the error pipe closes on success.  A set-up
+	 * that hangs (a dead network file system under the workspace)
+	 * still obeys the timeout and the cancel flag. */
+	if (spec->timeout_ms > 0)
+		j->deadline_ms = j->start_ms + spec->timeout_ms;
+	for (;;) {
+		struct pollfd pfd = {errp[0], POLLIN, 0};
+		if (poll(&pfd, 1, jail_next_ms(j)) > 0) {
+			n = read(errp[0], &ce, sizeof(ce));
+			if (n >= 0 || errno != EINTR)
+				break;
+			continue;
+		}
+		if ((j->cancel != NULL && *j->cancel) ||
+		    (j->deadline_ms != 0 && jail_now_ms() >= j->deadline_ms)) {
+			jail_setf(err, errlen, "jail set-up did not finish: %s",
+			    j->deadline_ms != 0 &&
+				    jail_now_ms() >= j->deadline_ms
+				? "timed out"
+				: "canceled");
+			rc = j->deadline_ms != 0 &&
+				jail_now_ms() >= j->deadline_ms
+			    ? -SHIRO_ERR_TIMEOUT
+			    : -SHIRO_ERR_CANCELED;
+			jail_kill(j);
+			(void)waitpid(j->pid, &j->wstatus, __WALL);
+			j->reaped = 1;
+			goto fail;
+		}
+	}
 	jail_close(&errp[0]);
 	if (n > 0) {
 		ce.step[sizeof(ce.step) - 1] = '\0';
@@ -670,8 +696,6 @@ jail_start(
 		rc = -SHIRO_ERR_FAILED;
 		goto fail;
 	}
-	if (spec->timeout_ms > 0)
-		j->deadline_ms = j->start_ms + spec->timeout_ms;
 	*jp = j;
 	jail_plan_free(&plan);
 	return 0;
@@ -679,7 +703,8 @@ jail_start(
 fail_errno:
 	jail_setf(err, errlen, "jail start: %s", strerror(errno));
 fail:
-	if (!spec->unjailed) {
+	if (!spec->unjailed && rc != -SHIRO_ERR_TIMEOUT &&
+	    rc != -SHIRO_ERR_CANCELED) {
 		jail_probe(&f);
 		if (f.missing[0] != '\0') {
 			jail_setf(err, errlen,

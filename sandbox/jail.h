@@ -155,8 +155,10 @@ struct jail;
  * everywhere): SHIRO_ERR_INVAL (a bad spec), SHIRO_ERR_UNSUPP (the
  * kernel lacks a required feature and spec->unjailed is 0),
  * SHIRO_ERR_NOENT (the workspace is missing), SHIRO_ERR_FAILED (set-up
- * failed in the child), SHIRO_ERR_IO (pipes, clone); err (errlen bytes,
- * may be NULL) gets one line saying why.
+ * failed in the child), SHIRO_ERR_TIMEOUT or SHIRO_ERR_CANCELED (the
+ * set-up itself outlasted the timeout or was canceled), SHIRO_ERR_IO
+ * (pipes, clone); err (errlen bytes, may be NULL) gets one line saying
+ * why.
  */
 int jail_start(
     const struct jail_spec *spec, struct jail **jp, char *err, size_t errlen);

@@ -325,6 +325,26 @@ escape_network(void)
 	CHECK(recv(udp, buf, sizeof(buf), 0) < 0 && errno == EAGAIN);
 	jt_free(&r);
 
+	/* Underneath seccomp, the network namespace: only loopback, and
+	 * no sight of the host's listeners. */
+	{
+		char hexport[16];
+		const char *nargv[] = {"sh", "-c",
+		    "grep -c : /proc/net/dev; grep -o ' lo:' /proc/net/dev; "
+		    "cat /proc/net/tcp /proc/net/udp",
+		    NULL};
+		struct jail_spec nspec;
+		jt_spec(&nspec, w.ws, nargv);
+		jt_exec(&nspec, &r);
+		CHECKF(
+		    strncmp(r.out.data, "1\n lo:\n", 8) == 0, "%s", r.out.data);
+		snprintf(hexport, sizeof(hexport), ":%04X ", tport);
+		CHECK(strstr(r.out.data, hexport) == NULL);
+		snprintf(hexport, sizeof(hexport), ":%04X ", uport);
+		CHECK(strstr(r.out.data, hexport) == NULL);
+		jt_free(&r);
+	}
+
 	/* The control, with the network on (and no DNS: this machine may
 	 * have no resolver to answer). */
 	argv[3] = "net";
