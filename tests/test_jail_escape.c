@@ -337,7 +337,7 @@ escape_network(void)
 		jt_spec(&nspec, w.ws, nargv);
 		jt_exec(&nspec, &r);
 		CHECKF(
-		    strncmp(r.out.data, "1\n lo:\n", 8) == 0, "%s", r.out.data);
+		    strncmp(r.out.data, "1\n lo:\n", 7) == 0, "%s", r.out.data);
 		snprintf(hexport, sizeof(hexport), ":%04X ", tport);
 		CHECK(strstr(r.out.data, hexport) == NULL);
 		snprintf(hexport, sizeof(hexport), ":%04X ", uport);
