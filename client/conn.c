@@ -2,6 +2,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto/err.h"
@@ -19,6 +20,10 @@ conn_daemon_gone(const struct conn *c)
 	/* Only a local daemon has a pid we can look at. */
 	if (c->daemon_pid <= 0 || strncmp(c->endpoint, "ipc://", 6) != 0)
 		return 0;
+	/* A daemon this client started is its child: reap it when it
+	 * exits, or it would linger as a zombie that kill() still finds. */
+	if (waitpid(c->daemon_pid, NULL, WNOHANG) == c->daemon_pid)
+		return 1;
 	return kill(c->daemon_pid, 0) < 0 && errno == ESRCH;
 }
 

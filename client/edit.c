@@ -278,8 +278,12 @@ edit_set_status(struct edit *e, const char *status)
 		return;
 	free(e->status);
 	e->status = xstrdup(status);
-	if (e->el != NULL && e->reading)
+	if (e->el != NULL && e->reading) {
+		/* Redraw from the start of the line, over the old one. */
+		fputs("\r\033[K", stdout);
+		fflush(stdout);
 		el_set(e->el, EL_REFRESH);
+	}
 }
 
 /* edit_destroy - restore the terminal, free *ep and set it to NULL. */

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto/msg.h"
+#include "proto/utf8.h"
 
 #include "json_out.h"
 
@@ -26,37 +27,6 @@ json_out_sep(struct json_out *j)
 	if (!j->first[j->depth])
 		buf_addc(j->b, ',');
 	j->first[j->depth] = 0;
-}
-
-/* json_out_utf8_len - the length of the valid UTF-8 sequence at s, or 0. */
-static size_t
-json_out_utf8_len(const unsigned char *s, size_t left)
-{
-	size_t n, i;
-	unsigned cp;
-
-	if (s[0] < 0x80)
-		return 1;
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2, cp = s[0] & 0x1f;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3, cp = s[0] & 0x0f;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4, cp = s[0] & 0x07;
-	else
-		return 0;
-	if (n > left)
-		return 0;
-	for (i = 1; i < n; i++) {
-		if ((s[i] & 0xc0) != 0x80)
-			return 0;
-		cp = (cp << 6) | (s[i] & 0x3f);
-	}
-	/* Refuse overlong forms, surrogates and code points past U+10FFFF. */
-	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
-		return 0;
-	return n;
 }
 
 /* json_out_quote - append s (len bytes) to b as a quoted JSON string. */
@@ -91,7 +61,7 @@ json_out_quote(struct buf *b, const char *s, size_t len)
 				buf_printf(b, "\\u%04x", c);
 				break;
 			}
-			n = json_out_utf8_len(p + i, len - i);
+			n = utf8_char_len(s + i, len - i);
 			if (n == 0) {
 				buf_adds(b, "\\ufffd");
 				break;

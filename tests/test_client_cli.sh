@@ -4,7 +4,7 @@
 # or hung, and the arguments handed to the helper programs.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-shiro=${SHIRO_BIN:-$here/build/shiro}
+shiro=$(realpath "${SHIRO_BIN:-$here/build/shiro}")
 tmp=$(mktemp -d)
 pids=()
 cleanup() {

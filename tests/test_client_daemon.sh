@@ -5,7 +5,7 @@
 # hangs or dies under a client, and a session that reconnects.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
-shiro=${SHIRO_BIN:-$here/build/shiro}
+shiro=$(realpath "${SHIRO_BIN:-$here/build/shiro}")
 shirod=$(dirname "$shiro")/shirod
 tmp=$(mktemp -d)
 export SHIRO_HOME=$tmp/home
