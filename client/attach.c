@@ -339,6 +339,8 @@ attach_command(struct attach *a, char *line)
 	for (w = strtok_r(line, " \t", &save); w != NULL && nw < 5;
 	     w = strtok_r(NULL, " \t", &save))
 		words[nw++] = w;
+	if (nw == 0)
+		return 0;
 	if (strcmp(words[0], "/exit") == 0 || strcmp(words[0], "/quit") == 0)
 		return 1;
 	if (strcmp(words[0], "/help") == 0) {
