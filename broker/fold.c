@@ -344,31 +344,75 @@ fold_between(uint64_t *st, uint32_t lo, uint32_t hi)
 	return lo + (uint32_t)(fold_rand(st) % (hi - lo + 1));
 }
 
-/* fold_synth - append text whose flattened size is flat: words, some
- * newlines, some "\r\n" and two-byte characters when crlf is set. */
+#define FOLD_POOL (1 << 18) /* bytes of pre-made text */
+
+/* Text to copy synthetic messages and summaries from. */
+struct fold_pool {
+	char *msg; /* words, newlines, "\r\n", two-byte characters */
+	char *node; /* words and newlines only: flat size = length */
+};
+
+/* fold_pool_make - fill both pools from the generator's state. */
 static void
-fold_synth(struct buf *b, uint64_t *st, uint32_t flat, int crlf)
+fold_pool_make(struct fold_pool *pl, uint64_t *st)
 {
 	static const char letters[] = "abcdefghijklmnopqrstuvwxyz";
-	uint32_t k = 0;
+	size_t k;
 	uint64_t r;
 
-	while (k < flat) {
+	pl->msg = xmalloc(FOLD_POOL);
+	pl->node = xmalloc(FOLD_POOL);
+	for (k = 0; k < FOLD_POOL; k++) {
 		r = fold_rand(st) % 64;
-		if (r == 0) {
-			buf_adds(b, crlf ? "\r\n" : "\n");
-			k++;
-		} else if (r == 1 && crlf && flat - k >= 2) {
-			buf_adds(b, "\xc3\xa9"); /* e acute: 2 bytes */
-			k += 2;
-		} else if (r < 10) {
-			buf_addc(b, ' ');
-			k++;
-		} else {
-			buf_addc(b, letters[r % 26]);
-			k++;
+		pl->node[k] = r == 0 ? '\n' : r < 10 ? ' ' : letters[r % 26];
+		pl->msg[k] = pl->node[k];
+		if (r == 1 && k + 1 < FOLD_POOL) {
+			pl->msg[k] = '\r';
+			pl->msg[++k] = '\n';
+			pl->node[k] = ' ';
+		} else if (r == 2 && k + 1 < FOLD_POOL) {
+			pl->msg[k] = (char)0xc3; /* e acute */
+			pl->msg[++k] = (char)0xa9;
+			pl->node[k] = 'e';
 		}
 	}
+}
+
+/* fold_pool_free - release both pools. */
+static void
+fold_pool_free(struct fold_pool *pl)
+{
+	free(pl->msg);
+	free(pl->node);
+}
+
+/* fold_synth_msg - about len bytes of message text, whole characters. */
+static void
+fold_synth_msg(
+    struct buf *b, const struct fold_pool *pl, uint64_t *st, uint32_t len)
+{
+	size_t off, end;
+
+	if (len > FOLD_POOL / 2)
+		len = FOLD_POOL / 2;
+	off = (size_t)(fold_rand(st) % (FOLD_POOL - len));
+	/* Start and end outside a two-byte character. */
+	if (((unsigned char)pl->msg[off] & 0xc0) == 0x80)
+		off++;
+	end = off + len;
+	if (end < FOLD_POOL && ((unsigned char)pl->msg[end] & 0xc0) == 0x80)
+		end--;
+	buf_add(b, pl->msg + off, end - off);
+}
+
+/* fold_synth_node - summary text whose flattened size is exactly flat. */
+static void
+fold_synth_node(
+    struct buf *b, const struct fold_pool *pl, uint64_t *st, uint32_t flat)
+{
+	size_t off = (size_t)(fold_rand(st) % (FOLD_POOL - flat));
+
+	buf_add(b, pl->node + off, flat);
 }
 
 /* A compactor job the generator is running. */
@@ -384,6 +428,7 @@ struct fold_gen_ctx {
 	uint64_t rng;
 	struct fold_job run[64];
 	size_t nrun;
+	struct fold_pool pool;
 	/* Records waiting for the chunk's commit. */
 	struct store_node_in *nodes;
 	struct buf *texts; /* one buffer per queued node */
@@ -443,7 +488,7 @@ fold_gen_finish(struct fold_gen_ctx *g, const struct plan_job *job)
 		flat = fold_between(&g->rng, g->o->min_node, g->o->max_node);
 	if (flat > STORE_NODE_MAX)
 		flat = STORE_NODE_MAX;
-	fold_synth(&b, &g->rng, flat, 0);
+	fold_synth_node(&b, &g->pool, &g->rng, flat);
 	ret = fold_gen_node(
 	    g, job->l, job->i, b.data != NULL ? b.data : "", b.len, flat, 1);
 	buf_free(&b);
@@ -556,6 +601,7 @@ fold_gen(struct store *s, struct plan *p, const struct fold_gen_opts *o)
 	g.p = p;
 	g.o = o;
 	g.rng = o->seed ^ (store_count(s) * UINT64_C(0x2545f4914f6cdd1d));
+	fold_pool_make(&g.pool, &g.rng);
 	m = xcalloc(chunk, sizeof(*m));
 	tx = xcalloc(chunk, sizeof(*tx));
 	keys = xcalloc(chunk, sizeof(*keys));
@@ -564,8 +610,8 @@ fold_gen(struct store *s, struct plan *p, const struct fold_gen_opts *o)
 		n = left < chunk ? (size_t)left : chunk;
 		for (k = 0; k < n; k++) {
 			buf_reset(&tx[k]);
-			fold_synth(&tx[k], &g.rng,
-			    fold_between(&g.rng, o->min_msg, o->max_msg), 1);
+			fold_synth_msg(&tx[k], &g.pool, &g.rng,
+			    fold_between(&g.rng, o->min_msg, o->max_msg));
 			m[k].kind = (enum store_kind)(fold_rand(&g.rng) % 5);
 			m[k].text = tx[k].data != NULL ? tx[k].data : "";
 			m[k].len = tx[k].len;
@@ -614,6 +660,7 @@ out:
 		buf_free(&g.texts[k]);
 	free(g.texts);
 	free(g.nodes);
+	fold_pool_free(&g.pool);
 	free(g.batches);
 	for (k = 0; k < chunk; k++) {
 		buf_free(&tx[k]);

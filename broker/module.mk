@@ -124,4 +124,12 @@ $(BUILD)/tests/test_store_fault: $(BUILD)/tests/test_store_fault.o \
 $(BUILD)/tests/fault.so: tests/fault/fault.c
 	@mkdir -p $(dir $@)
 	$(CC) -shared -fPIC -O2 -Wall -o $@ $< -ldl
+# make bench: append latency against the fsync floor, group commit, node
+# writes, cold open of a 1,000,000-message chat (made once, reused).
+BENCHES += $(BUILD)/tests/bench_store
+OBJS += $(BUILD)/tests/bench_store.o
+$(BUILD)/tests/bench_store: LDLIBS += $(STORE_LDLIBS) -lpthread
+$(BUILD)/tests/bench_store: $(BUILD)/tests/bench_store.o $(FOLD_OBJ) \
+	$(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB) | $(BUILD)/shiro-store
+	$(link)
 # --- end of the store tools' block

@@ -157,7 +157,7 @@ store_db_open(struct store *s, size_t map_size)
 	mdb_env_set_maxdbs(s->env, 16);
 	/* NOTLS: the fold holds several read transactions in one thread.
 	 * No NOSYNC, no WRITEMAP: every commit is durable on return. */
-	flags = MDB_NOTLS | (s->read_only ? MDB_RDONLY : 0);
+	flags = MDB_NOTLS | MDB_NORDAHEAD | (s->read_only ? MDB_RDONLY : 0);
 	if ((rc = mdb_env_open(s->env, path, flags, 0600)) != 0) {
 		ret = store_fail(s, store_db_err(rc), "lmdb open %s: %s", path,
 		    mdb_strerror(rc));
