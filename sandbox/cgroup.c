@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <linux/magic.h>
 #include <sys/stat.h>
@@ -144,6 +145,18 @@ cgroup_write(const char *dir, const char *name, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
+/* cgroup_open - open dir/name for writing, -1 on failure. */
+static int
+cgroup_open(const char *dir, const char *name)
+{
+	char path[512];
+
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
+	    sizeof(path))
+		return -1;
+	return open(path, O_WRONLY | O_CLOEXEC);
+}
+
 /* cgroup_create - make this run's group and set its limits. */
 int
 cgroup_create(
@@ -154,7 +167,17 @@ cgroup_create(
 
 	memset(run, 0, sizeof(*run));
 	run->dirfd = -1;
-	if (ci->v2[0] == '\0' || (!ci->v2_pids && !ci->v2_mem))
+	run->kill_fd = -1;
+	const char *how = getenv("SHIRO_JAIL_CGROUP");
+
+	/* SHIRO_JAIL_CGROUP=off: never; =always: a group even without a
+	 * delegated controller (cgroup.kill still works); else only when
+	 * a limit can be set. */
+	if (how != NULL && strcmp(how, "off") == 0)
+		return -SHIRO_ERR_UNSUPP;
+	if (ci->v2[0] == '\0' ||
+	    (!ci->v2_pids && !ci->v2_mem &&
+		(how == NULL || strcmp(how, "always") != 0)))
 		return -SHIRO_ERR_UNSUPP;
 	if ((size_t)snprintf(run->dir, sizeof(run->dir), "%s/%s", ci->v2,
 		name) >= sizeof(run->dir) ||
@@ -172,8 +195,12 @@ cgroup_create(
 		(void)cgroup_write(run->dir, "memory.swap.max", "0");
 		run->mem = 1;
 	}
+	run->kill_fd = cgroup_open(run->dir, "cgroup.kill");
 	run->dirfd = open(run->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (run->dirfd < 0) {
+		if (run->kill_fd >= 0)
+			close(run->kill_fd);
+		run->kill_fd = -1;
 		(void)rmdir(run->dir);
 		run->dir[0] = '\0';
 		return -SHIRO_ERR_UNSUPP;
@@ -181,13 +208,24 @@ cgroup_create(
 	return 0;
 }
 
-/* cgroup_destroy - remove run's group once it is empty; close the fd. */
+/* cgroup_kill - kill every process in run's group (cgroup.kill). */
+void
+cgroup_kill(const struct cgroup_run *run)
+{
+	if (run->kill_fd >= 0)
+		(void)pwrite(run->kill_fd, "1", 1, 0);
+}
+
+/* cgroup_destroy - remove run's group once it is empty; close the fds. */
 void
 cgroup_destroy(struct cgroup_run *run)
 {
 	struct timespec ts = {0, 1000000};
 	int tries;
 
+	if (run->kill_fd >= 0)
+		close(run->kill_fd);
+	run->kill_fd = -1;
 	if (run->dirfd >= 0)
 		close(run->dirfd);
 	run->dirfd = -1;

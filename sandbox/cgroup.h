@@ -25,6 +25,7 @@ struct cgroup_info {
 struct cgroup_run {
 	char dir[320]; /* "" if none */
 	int dirfd; /* for CLONE_INTO_CGROUP, or -1 */
+	int kill_fd; /* cgroup.kill, or -1 */
 	int pids, mem; /* 1 when that limit is set */
 };
 
@@ -39,6 +40,9 @@ const struct cgroup_info *cgroup_detect(void);
  */
 int cgroup_create(
     struct cgroup_run *run, const char *name, uint64_t pids, uint64_t mem);
+
+/* cgroup_kill - kill every process in run's group (cgroup.kill). */
+void cgroup_kill(const struct cgroup_run *run);
 
 /* cgroup_destroy - remove run's group once it is empty; close the fd. */
 void cgroup_destroy(struct cgroup_run *run);

@@ -527,6 +527,8 @@ jail_kill(struct jail *j)
 {
 	if (j->reaped)
 		return;
+	if (j->have_cg)
+		cgroup_kill(&j->cg);
 	if (j->unjailed)
 		(void)kill(-j->pid, SIGKILL);
 	if (j->pidfd >= 0)

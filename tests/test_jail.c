@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "proto/err.h"
+#include "sandbox/cgroup.h"
 #include "sandbox/filter.h"
 #include "sandbox/jail.h"
 #include "tests/harness.h"
@@ -365,6 +366,26 @@ jail_timeout_kills_tree(void)
 	jt_free(&r);
 }
 
+/* Unjailed (a person's explicit setting), the timeout still kills the
+ * command's whole process group. */
+static void
+unjailed_timeout_kills_group(void)
+{
+	const char *argv[] = {"sh", "-c", "sleep 984.25 & sleep 984.5", NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.unjailed = 1;
+	spec.timeout_ms = 300;
+	jt_exec(&spec, &r);
+	CHECK_EQ_INT(r.rc, 0);
+	CHECK(r.res.timed_out);
+	CHECK(!jt_host_has("sleep 984.25"));
+	CHECK(!jt_host_has("sleep 984.5"));
+	jt_free(&r);
+}
+
 static volatile sig_atomic_t cancel_flag;
 
 /* cancel_alarm - a signal handler sets the cancel flag. */
@@ -430,6 +451,46 @@ jail_step_api(void)
 	CHECK(j == NULL);
 	CHECK(res.interrupted);
 	CHECK(!jt_host_has("sleep 985.5"));
+}
+
+/* With a cgroup v2 group (forced here: this machine may delegate no
+ * controller), the jail is born in its own group, which holds the
+ * tree while it runs and is gone after. */
+static void
+jail_cgroup_group(void)
+{
+	const char *argv[] = {"sh", "-c", "sleep 983.5", NULL};
+	const struct cgroup_info *ci = cgroup_detect();
+	struct jail_result res;
+	struct jail_spec spec;
+	struct jail *j;
+	char dir[600], text[256], err[256];
+	int fd, done = 0, i;
+	ssize_t n;
+
+	if (ci->v2[0] == '\0')
+		harness_skip("no cgroup v2 group we may write to");
+	setenv("SHIRO_JAIL_CGROUP", "always", 1);
+	jt_spec(&spec, harness_tmpdir(), argv);
+	CHECK_EQ_INT(jail_start(&spec, &j, err, sizeof(err)), 0);
+	snprintf(dir, sizeof(dir), "%s/shiro-jail-%ld-0/cgroup.procs", ci->v2,
+	    (long)getpid());
+	fd = open(dir, O_RDONLY);
+	CHECKF(fd >= 0, "%s: %s", dir, strerror(errno));
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	CHECK(n > 0);
+	text[n] = '\0';
+	CHECKF(strchr(text, '\n') != strrchr(text, '\n'),
+	    "init and the command should both be in the group: %s", text);
+	jail_cancel(j);
+	for (i = 0; i < 100 && !done; i++)
+		CHECK_EQ_INT(jail_step(j, 50, &done), 0);
+	CHECK_EQ_INT(jail_finish(&j, &res), 0);
+	CHECK(res.interrupted);
+	*strrchr(dir, '/') = '\0';
+	CHECK(access(dir, F_OK) != 0);
+	CHECK(!jt_host_has("sleep 983.5"));
 }
 
 /* The probe and the doctor's self-test agree that the jail runs here. */
@@ -681,7 +742,9 @@ static const struct harness_test tests[] = {
     HT(jail_streams_output),
     HT(jail_timeout_kills_tree),
     HT(jail_cancel_kills_tree),
+    HT(unjailed_timeout_kills_group),
     HT(jail_step_api),
+    HT(jail_cgroup_group),
     HT(jail_probe_reports),
     HT(lockdown_model),
     HT(lockdown_fs),

@@ -8,6 +8,7 @@
  * needed; runs the attack inside the jail; then checks the host.
  */
 #include <errno.h>
+#include <termios.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -605,6 +606,45 @@ escape_background(void)
 	jt_free(&r);
 }
 
+/* TIOCSTI into the terminal the command was given: refused, and
+ * nothing arrives at the terminal's other end. */
+static void
+escape_tiocsti(void)
+{
+	struct world w;
+	struct jail_spec spec;
+	struct jt_run r;
+	const char *argv[] = {"python3", "-c",
+	    "import fcntl, termios\n"
+	    "try:\n"
+	    "  for c in b'id\\n': fcntl.ioctl(0, termios.TIOCSTI, bytes([c]))\n"
+	    "  print('INJECTED')\n"
+	    "except OSError as e: print('refused', e.errno)\n",
+	    NULL};
+	char buf[64];
+	int master, slave;
+	ssize_t n;
+
+	world_make(&w);
+	master = posix_openpt(O_RDWR | O_NOCTTY);
+	CHECK(master >= 0);
+	CHECK(grantpt(master) == 0 && unlockpt(master) == 0);
+	slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+	CHECK(slave >= 0);
+	jt_spec(&spec, w.ws, argv);
+	spec.stdin_fd = slave;
+	jt_exec(&spec, &r);
+	CHECKF(strstr(r.out.data, "refused 1\n") != NULL, "%s / %s", r.out.data,
+	    r.err.data);
+	/* Anything pushed would be readable from the terminal's input. */
+	CHECK(fcntl(slave, F_SETFL, O_NONBLOCK) == 0);
+	n = read(slave, buf, sizeof(buf));
+	CHECK(n < 0 && errno == EAGAIN);
+	close(slave);
+	close(master);
+	jt_free(&r);
+}
+
 /* /dev holds only the harmless nodes; no terminal, no disks. */
 static void
 escape_devices(void)
@@ -644,6 +684,7 @@ static const struct harness_test tests[] = {
     HT(escape_memory_bomb),
     HT(escape_fill_disk),
     HT(escape_background),
+    HT(escape_tiocsti),
     HT(escape_devices),
 };
 
