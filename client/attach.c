@@ -445,6 +445,10 @@ attach_run(struct shiro *s)
 		free(line);
 		line = NULL;
 		rc = edit_read(a.e, "shiro> ", &line);
+		if (cmd_terminated()) {
+			rc = SHIRO_EXIT_INTERRUPTED;
+			break;
+		}
 		if (rc == -SHIRO_ERR_CANCELED || rc == -SHIRO_ERR_AGAIN) {
 			rc = SHIRO_EXIT_OK;
 			continue;
@@ -486,6 +490,10 @@ attach_run(struct shiro *s)
 			continue;
 		}
 		attach_send_turn(&a, line);
+		if (cmd_terminated()) {
+			rc = SHIRO_EXIT_INTERRUPTED;
+			break;
+		}
 	}
 	free(line);
 	if (a.c != NULL && !a.stopped)

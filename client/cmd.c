@@ -26,13 +26,23 @@
 
 /* Set by SIGINT and SIGTERM while a command waits. */
 static volatile sig_atomic_t cmd_stop;
+static volatile sig_atomic_t cmd_term;
 
-/* cmd_on_signal - note that the user wants out. */
+/* cmd_on_signal - note that the user wants out (or, for SIGINT in an
+ * attached session, only out of the current wait). */
 static void
 cmd_on_signal(int sig)
 {
-	(void)sig;
 	cmd_stop = 1;
+	if (sig != SIGINT)
+		cmd_term = 1;
+}
+
+/* cmd_terminated - whether SIGTERM or SIGHUP asked the client to end. */
+int
+cmd_terminated(void)
+{
+	return cmd_term != 0;
 }
 
 /* cmd_stop_flag - the flag SIGINT and SIGTERM set (cmd_catch_signals). */
@@ -53,6 +63,7 @@ cmd_catch_signals(void)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
 }
 
 /* cmd_unreachable - explain that no daemon answers; exit code 3. */

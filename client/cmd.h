@@ -82,8 +82,11 @@ int cmd_turn(struct conn *c, struct cmd_turn *t, const char *text);
  */
 int cmd_turn_take(struct cmd_turn *t, const struct msg *m);
 
-/* cmd_catch_signals - SIGINT and SIGTERM set a flag instead of killing. */
+/* cmd_catch_signals - SIGINT, SIGTERM and SIGHUP set a flag, not kill. */
 void cmd_catch_signals(void);
+
+/* cmd_terminated - whether SIGTERM or SIGHUP (not Ctrl-C) came. */
+int cmd_terminated(void);
 
 /* cmd_stop_flag - that flag; a waiting loop clears it when it acts on it. */
 volatile sig_atomic_t *cmd_stop_flag(void);

@@ -255,6 +255,26 @@ else
 	no client_session_reconnects_after_restart "rc=$rc, noticed after $ms ms: $(tail -c 400 "$tmp/r.out") $(head -c 200 "$tmp/r.err")"
 fi
 
+# SIGTERM ends an idle attached session at once (exit 130), and the
+# daemon keeps running.
+mkfifo "$tmp/in2"
+timeout 60 "$shiro" <"$tmp/in2" >"$tmp/t.out" 2>&1 &
+spid=$!
+pids+=("$spid")
+exec 8>"$tmp/in2"
+for _ in $(seq 100); do grep -q '^mem ' "$tmp/t.out" && break; sleep 0.1; done
+kill -TERM "$spid"
+start=$(date +%s%N)
+wait "$spid"
+rc=$?
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+exec 8>&-
+if [ $rc -eq 130 ] && [ $ms -lt 2000 ] && "$shiro" status >/dev/null 2>&1; then
+	ok client_session_ends_on_sigterm
+else
+	no client_session_ends_on_sigterm "rc=$rc after $ms ms: $(tail -c 300 "$tmp/t.out")"
+fi
+
 # stop: the daemon exits before the command returns; then exit 3.
 "$shiro" stop --json >"$tmp/stop.json"
 rc=$?
