@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "broker/render.h"
+#include "broker/fold.h"
 #include "proto/err.h"
 #include "proto/log.h"
 #include "proto/xmalloc.h"
@@ -143,23 +143,24 @@ broker_view_save(struct broker *b)
 }
 
 /*
- * broker_view_changed - the view changed.  A batch saves view.json at
- * once; a message that only appended a line marks it, and it is saved
- * within a second (the fold at start does not need it: it replays the
- * merge records, D1).
+ * broker_view_changed - the view changed.  view.json is written at most
+ * every BROKER_VIEW_MS: 200 ms after a batch that merged, a second after
+ * a message that only appended a line, and at stop.  The view a restart
+ * starts from does not depend on it: the fold replays the merge records
+ * (D1) and checks view.json against them.
  */
 void
-broker_view_changed(struct broker *b, int now)
+broker_view_changed(struct broker *b, int merged)
 {
-	if (now) {
-		broker_view_save(b);
+	uint64_t due = timer_now() + (merged ? 200 : 1000);
+
+	if (b->view_dirty && b->view_due <= due)
 		return;
-	}
-	if (!b->view_dirty) {
-		b->view_dirty = 1;
-		(void)timer_add(
-		    &b->timers, timer_now() + 1000, BROKER_T_VIEW, 0);
-	}
+	if (b->view_dirty)
+		(void)timer_cancel(&b->timers, b->view_timer);
+	b->view_dirty = 1;
+	b->view_due = due;
+	b->view_timer = timer_add(&b->timers, due, BROKER_T_VIEW, 0);
 }
 
 /* broker_signals - block the signals the loop reads from a signalfd. */
@@ -190,111 +191,13 @@ broker_unlink_stale(const char *endpoint)
 	(void)unlink(endpoint + 6);
 }
 
-/* What the temporary fold collects from the store. */
-struct broker_fold_ctx {
-	struct plan *plan;
-	struct store *store;
-	struct store_batch *batches;
-	size_t nbatches, cap;
-};
-
-/* broker_fold_batch - keep one batch record (copying its merges). */
-static int
-broker_fold_batch(void *arg, const struct store_batch *bt)
-{
-	struct broker_fold_ctx *c = arg;
-	struct store_batch *d;
-
-	if (c->nbatches == c->cap) {
-		c->cap = c->cap ? 2 * c->cap : 64;
-		c->batches =
-		    xreallocarray(c->batches, c->cap, sizeof(*c->batches));
-	}
-	d = &c->batches[c->nbatches++];
-	*d = *bt;
-	d->merges =
-	    bt->n ? xmemdup(bt->merges, bt->n * sizeof(*bt->merges)) : NULL;
-	return 0;
-}
-
-/*
- * broker_fold - rebuild the planner from the store: every message in
- * order, each node as soon as its last message exists, each logged batch
- * replayed at its T (D1, F1).
- */
-static int
-broker_fold(struct store *st, const struct plan_settings *ps, struct plan **out,
-    char *msg, size_t msglen)
-{
-	struct broker_fold_ctx c;
-	struct store_msg_info info;
-	uint32_t size;
-	uint64_t T = store_count(st), id;
-	size_t bk = 0, k;
-	unsigned l;
-	int rc;
-
-	memset(&c, 0, sizeof(c));
-	rc = plan_new(ps, &c.plan);
-	if (rc != 0) {
-		snprintf(msg, msglen, "bad memory settings: %s", err_str(rc));
-		return rc;
-	}
-	rc = store_batch_iter(st, 0, broker_fold_batch, &c);
-	if (rc != 0)
-		goto fail;
-	for (id = 0; id < T; id++) {
-		if (store_node_size(st, 0, id, &size) == 0) {
-			rc = plan_append(c.plan, 1, size);
-		} else {
-			rc = store_info(st, id, &info);
-			if (rc != 0)
-				goto fail;
-			rc = plan_append(c.plan, 0, info.size);
-		}
-		if (rc != 0)
-			goto fail;
-		for (l = 1; l < 63 && ((id + 1) & ((1ULL << l) - 1)) == 0;
-		     l++) {
-			if (store_node_size(
-				st, l, ((id + 1) >> l) - 1, &size) != 0)
-				break;
-			(void)plan_built(c.plan, l, ((id + 1) >> l) - 1, size);
-		}
-		while (bk < c.nbatches && c.batches[bk].t == id + 1) {
-			for (k = 0; k < c.batches[bk].n; k++) {
-				rc = plan_merge(c.plan,
-				    c.batches[bk].merges[k].l,
-				    c.batches[bk].merges[k].i);
-				if (rc != 0)
-					goto fail;
-			}
-			rc = plan_restore(c.plan, id + 1, c.batches[bk].open);
-			if (rc != 0)
-				goto fail;
-			bk++;
-		}
-	}
-	rc = 0;
-	*out = c.plan;
-	c.plan = NULL;
-fail:
-	if (rc != 0)
-		snprintf(msg, msglen, "cannot rebuild the view: %s (%s)",
-		    err_str(rc), store_errmsg(st));
-	for (k = 0; k < c.nbatches; k++)
-		free(c.batches[k].merges);
-	free(c.batches);
-	plan_destroy(&c.plan);
-	return rc;
-}
-
 /* broker_open - settings are loaded: lock, store, fold, sockets. */
 int
 broker_open(
     struct broker *b, const struct shirod_opts *o, char *msg, size_t msglen)
 {
 	struct store_openerr why;
+	struct fold_report fr;
 	struct plan_settings ps;
 	struct zsock_opts zo;
 	char *run;
@@ -334,9 +237,18 @@ broker_open(
 	ps.cceiling = b->cfg.memory.cceiling;
 	ps.cfloor = b->cfg.memory.cfloor;
 	ps.jobs = b->cfg.memory.jobs;
-	rc = broker_fold(b->store, &ps, &b->plan, msg, msglen);
-	if (rc != 0)
+	memset(&fr, 0, sizeof(fr));
+	rc = fold_view(b->store, &ps, &b->plan, &fr);
+	if (rc != 0) {
+		snprintf(msg, msglen, "cannot rebuild the view of %s: %s",
+		    b->cfg.home, fr.msg[0] ? fr.msg : err_str(rc));
 		return BROKER_EXIT_ERROR;
+	}
+	if (fr.saved == FOLD_SAVED_STALE || fr.saved == FOLD_SAVED_BAD)
+		log_info("view.json was %s; the view folded from the merge "
+			 "records wins: %s",
+		    fr.saved == FOLD_SAVED_BAD ? "unreadable" : "stale",
+		    fr.msg);
 	if (o->trace != NULL) {
 		b->trace = fopen(o->trace, "we");
 		if (b->trace == NULL) {
@@ -510,6 +422,9 @@ broker_timers(struct broker *b, uint64_t now)
 	while (timer_pop(&b->timers, now, &kind, &arg)) {
 		switch (kind) {
 		case BROKER_T_TICK:
+			/* Read what workers sent first: a broker that was busy
+			 * must not blame them for its own delay. */
+			broker_worker_in(b, now);
 			supervise_tick(b, now);
 			(void)clients_expire(&b->clients, now);
 			(void)timer_add(&b->timers, now + b->cfg.heartbeat_ms,

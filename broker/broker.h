@@ -101,7 +101,7 @@ struct broker {
 	size_t nfailed, failed_cap;
 	uint64_t failures_total, jobs_done, nodes_cut;
 	int view_dirty;
-	uint64_t view_timer;
+	uint64_t view_timer, view_due;
 
 	/* Turns waiting for the view. */
 	struct broker_turn *turns;
@@ -129,8 +129,9 @@ void broker_error(struct broker *b, const struct msg_ident *to, uint64_t rid,
     const char *code, const char *fmt, ...)
     __attribute__((format(printf, 5, 6)));
 
-/* broker_view_changed - the view changed: save it (now when batch). */
-void broker_view_changed(struct broker *b, int now);
+/* broker_view_changed - the view changed (merged: by a batch that merged):
+ * view.json is saved soon. */
+void broker_view_changed(struct broker *b, int merged);
 
 /* broker_trace - write one planner event line to the trace, if any. */
 void broker_trace(struct broker *b, const char *fmt, ...)

@@ -51,8 +51,8 @@ $(SHIROD_LIB): $(SHIROD_OBJS)
 BINS += $(BUILD)/shirod
 OBJS += $(BUILD)/broker/shirod.o
 $(BUILD)/shirod: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
-$(BUILD)/shirod: $(BUILD)/broker/shirod.o $(SHIROD_LIB) $(PLAN_LIB) \
-	$(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
+$(BUILD)/shirod: $(BUILD)/broker/shirod.o $(SHIROD_LIB) $(BUILD)/broker/fold.o \
+	$(PLAN_LIB) $(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
 TESTS += $(BUILD)/tests/test_shirod_parts $(BUILD)/tests/test_shirod
