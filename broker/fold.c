@@ -612,7 +612,8 @@ fold_gen(struct store *s, struct plan *p, const struct fold_gen_opts *o)
 			buf_reset(&tx[k]);
 			fold_synth_msg(&tx[k], &g.pool, &g.rng,
 			    fold_between(&g.rng, o->min_msg, o->max_msg));
-			m[k].kind = (enum store_kind)(fold_rand(&g.rng) % 5);
+			m[k].kind = (enum store_kind)(
+			    fold_rand(&g.rng) % STORE_KIND_COUNT);
 			m[k].text = tx[k].data != NULL ? tx[k].data : "";
 			m[k].len = tx[k].len;
 			m[k].date_ms = 0;

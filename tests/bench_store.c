@@ -12,7 +12,7 @@
  *
  * Usage: bench_store [DIR]   DIR on the file system to measure (default
  * $TMPDIR or /tmp).  SHIRO_BENCH_MSGS sets the size of the big chat
- * (default 1,000,000); it is generated once into build/bench-chat-N and
+ * (default 1,000,000); it is generated once into BUILD/bench-chat-N and
  * reused.
  */
 #include <errno.h>
@@ -307,12 +307,33 @@ bench_drop(const char *path)
 	close(fd);
 }
 
+/* bench_build_dir - the build directory this program is in (the parent
+ * of its tests/), caller frees. */
+static char *
+bench_build_dir(void)
+{
+	char self[4096], *slash;
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+
+	if (n <= 0)
+		return xstrdup("build");
+	self[n] = '\0';
+	for (int k = 0; k < 2; k++) {
+		slash = strrchr(self, '/');
+		if (slash == NULL)
+			return xstrdup("build");
+		*slash = '\0';
+	}
+	return xstrdup(self);
+}
+
 /* bench_cold - generate the big chat once; then, in a fresh process,
  * open it and fold the view; time and peak RSS. */
 static void
 bench_cold(uint64_t msgs)
 {
-	char *home = xasprintf("build/bench-chat-%" PRIu64, msgs);
+	char *bdir = bench_build_dir();
+	char *home = xasprintf("%s/bench-chat-%" PRIu64, bdir, msgs);
 	char *mark = xasprintf("%s/complete", home), *cmd;
 	struct rusage ru;
 	double t0, secs[2];
@@ -387,6 +408,7 @@ bench_cold(uint64_t msgs)
 	}
 	free(home);
 	free(mark);
+	free(bdir);
 }
 
 /* main - the whole table. */

@@ -741,6 +741,7 @@ bad_messages_are_refused(void)
 	struct store *s;
 	uint64_t id;
 	char big[STORE_PAGE + 1];
+	int k;
 
 	s = open_home(home);
 	CHECK_EQ_INT(store_append(s, &m, &id), -SHIRO_ERR_INVAL);
@@ -753,6 +754,16 @@ bad_messages_are_refused(void)
 	m.len = 0;
 	CHECK_EQ_INT(store_append(s, &m, &id), 0); /* empty text is fine */
 	CHECK_EQ_INT(store_count(s), 1);
+	/* Every kind logs and reads back, note included (rule 5). */
+	for (k = 0; k < STORE_KIND_COUNT; k++) {
+		struct store_msg r;
+
+		m = (struct store_msg_in){(enum store_kind)k, "x", 1, NULL, 0};
+		CHECK_EQ_INT(store_append(s, &m, &id), 0);
+		CHECK_EQ_INT(store_read(s, id, &r), 0);
+		CHECK_EQ_INT(r.kind, k);
+		store_msg_free(&r);
+	}
 	store_close(&s);
 }
 
