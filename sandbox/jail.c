@@ -334,7 +334,21 @@ jail_plan_free(struct jailinit_plan *p)
 	free((char *)p->cwd);
 }
 
-/* jail_add_hide - record abs as hidden if it is inside the workspace. */
+/* jail_inside - where abs really is (symlinks resolved), relative to the
+ * workspace, if it exists and lies inside it; a copy, or NULL. */
+static char *
+jail_inside(const char *ws, const char *abs)
+{
+	char real[PATH_MAX];
+
+	if (realpath(abs, real) == NULL)
+		return NULL;
+	return jail_relative(ws, real);
+}
+
+/* jail_add_hide - record abs as hidden if it is inside the workspace.  A
+ * symlink is followed here, on the host: what it leads to is covered
+ * when that is in the workspace, and is not in the jail otherwise. */
 static void
 jail_add_hide(struct jailinit_plan *p, const char *abs, size_t *cap)
 {
@@ -342,7 +356,7 @@ jail_add_hide(struct jailinit_plan *p, const char *abs, size_t *cap)
 
 	if (p->ws == NULL || abs == NULL || abs[0] != '/')
 		return;
-	rel = jail_relative(p->ws, abs);
+	rel = jail_inside(p->ws, abs);
 	if (rel == NULL)
 		return;
 	if (p->nhide == *cap) {
@@ -439,7 +453,15 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 			    ro[i]);
 			return -SHIRO_ERR_INVAL;
 		}
-		p->ro_sub[p->nro++] = xstrdup(ro[i]);
+		/* Resolved on the host like a hidden path: the real target
+		 * inside the workspace is what becomes read-only. */
+		if (p->ws != NULL) {
+			char *abs = xasprintf("%s/%s", p->ws, ro[i]);
+			char *rel = jail_inside(p->ws, abs);
+			free(abs);
+			if (rel != NULL)
+				p->ro_sub[p->nro++] = rel;
+		}
 	}
 	v = getenv("SHIRO_HOME");
 	jail_add_hide(p, v, &cap);

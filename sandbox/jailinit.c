@@ -272,12 +272,12 @@ jailinit_workspace(struct jailinit_plan *p, int root, int wstree, int devdir)
 		jailinit_fail(p, "open the bound workspace");
 	close(parent);
 	for (i = 0; i < p->nro; i++) {
+		/* The parent resolved every symlink; one here means the
+		 * tree changed under us: refuse rather than guess.  Gone
+		 * meanwhile: nothing to protect. */
 		fd = jailinit_beneath(ws, p->ro_sub[i]);
 		if (fd < 0) {
-			/* Missing: nothing to protect.  A symlink (ELOOP) or
-			 * an escape (EXDEV): protect nothing through it. */
-			if (errno == ENOENT || errno == ELOOP ||
-			    errno == EXDEV || errno == ENOTDIR)
+			if (errno == ENOENT)
 				continue;
 			jailinit_fail(p, "open a read-only subpath");
 		}
@@ -299,18 +299,9 @@ jailinit_workspace(struct jailinit_plan *p, int root, int wstree, int devdir)
 	for (i = 0; i < p->nhide; i++) {
 		fd = jailinit_beneath(ws, p->hide_rel[i]);
 		if (fd < 0) {
-			if (errno == ENOENT || errno == ENOTDIR)
+			if (errno == ENOENT)
 				continue;
-			/* A symlink where a secret should be: cover the
-			 * link itself so it cannot be read through. */
-			struct open_how how;
-			memset(&how, 0, sizeof(how));
-			how.flags = O_PATH | O_NOFOLLOW | O_CLOEXEC;
-			how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
-			fd = (int)syscall(
-			    SYS_openat2, ws, p->hide_rel[i], &how, sizeof(how));
-			if (fd < 0)
-				jailinit_fail(p, "open a hidden path");
+			jailinit_fail(p, "open a hidden path");
 		}
 		jailinit_hide(p, fd, devdir);
 		close(fd);

@@ -237,6 +237,41 @@ escape_symlink_git(void)
 	jt_free(&r);
 }
 
+/* Secrets and .git reached through symlinks inside the workspace are
+ * protected where they really are. */
+static void
+escape_symlinked_secrets(void)
+{
+	struct world w;
+	struct jail_spec spec;
+	struct jt_run r;
+	const char *argv[] = {"sh", "-c",
+	    "cat .ssh/id_rsa dotfiles/ssh/id_rsa; ls -A dotfiles/ssh; "
+	    "(echo pwned > .git/config) 2>/dev/null && echo WROTE; "
+	    "(echo pwned > repo.git/config) 2>/dev/null && echo WROTE; "
+	    "echo done",
+	    NULL};
+
+	world_make(&w);
+	/* ~/.ssh -> dotfiles/ssh, inside the home that is the workspace. */
+	CHECK(mkdir(jt_path(w.home, "dotfiles"), 0755) == 0);
+	CHECK(rename(jt_path(w.home, ".ssh"),
+		  jt_path(w.home, "dotfiles/ssh")) == 0);
+	CHECK(symlink("dotfiles/ssh", jt_path(w.home, ".ssh")) == 0);
+	/* .git -> repo.git, also inside. */
+	CHECK(mkdir(jt_path(w.home, "repo.git"), 0755) == 0);
+	jt_write(jt_path(w.home, "repo.git/config"), "ORIGINAL\n");
+	CHECK(symlink("repo.git", jt_path(w.home, ".git")) == 0);
+	jt_spec(&spec, w.home, argv);
+	jt_exec(&spec, &r);
+	CHECKF(r.rc == 0, "%s", r.res.error);
+	CHECK(strstr(r.out.data, "done") != NULL);
+	CHECKF(strstr(r.out.data, "SECRET") == NULL, "%s", r.out.data);
+	CHECK(strstr(r.out.data, "WROTE") == NULL);
+	CHECK(file_is(jt_path(w.home, "repo.git/config"), "ORIGINAL\n"));
+	jt_free(&r);
+}
+
 /* Hard links to files outside cannot be made; /proc/self/root and
  * /proc/1 lead nowhere new. */
 static void
@@ -675,6 +710,7 @@ static const struct harness_test tests[] = {
     HT(escape_secrets_in_workspace),
     HT(escape_git_readonly),
     HT(escape_symlink_git),
+    HT(escape_symlinked_secrets),
     HT(escape_links_and_proc),
     HT(escape_network),
     HT(escape_unix_sockets),
