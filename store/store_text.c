@@ -38,7 +38,8 @@ void
 store_text_split(
     const char *text, size_t len, size_t page, size_t **lensp, size_t *np)
 {
-	size_t *lens = NULL, n = 0, cap = 0, pos = 0, cut, k;
+	size_t cap = 4, *lens = xcalloc(cap, sizeof(*lens)), n = 0, pos = 0;
+	size_t cut, k;
 
 	if (page < 4)
 		page = 4;
@@ -60,7 +61,7 @@ store_text_split(
 				cut = pos + page; /* cannot happen: page >= 4 */
 		}
 		if (n == cap) {
-			cap = cap ? cap * 2 : 4;
+			cap *= 2;
 			lens = xreallocarray(lens, cap, sizeof(*lens));
 		}
 		lens[n++] = cut - pos;

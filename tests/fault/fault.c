@@ -35,8 +35,9 @@ fault_init(void)
 		return;
 	fault_ready = 1;
 	e = getenv("SHIRO_FAULT");
-	if (e == NULL || sscanf(e, "%31[^:]:%255[^:]:%ld:%15s", fault_call,
-			     fault_pattern, &fault_n, fault_kind) != 4)
+	if (e == NULL ||
+	    sscanf(e, "%31[^:]:%255[^:]:%ld:%15s", fault_call, fault_pattern,
+		&fault_n, fault_kind) != 4)
 		fault_call[0] = '\0';
 }
 
