@@ -81,9 +81,10 @@ struct jail_spec {
 	const char *const *ro_subpaths;
 	/* Absolute host paths that must not be visible.  Paths outside the
 	 * workspace are absent anyway; any of these inside the workspace is
-	 * covered by an empty read-only directory.  NULL-terminated; the
-	 * defaults ($SHIRO_HOME, ~/.shiro, ~/.ssh, ~/.gnupg, ~/.aws,
-	 * ~/.kube, ~/.docker, ~/.config/gcloud) are always added. */
+	 * covered by an empty read-only directory (a file by /dev/null).
+	 * Symlinks are resolved on the host first.  NULL-terminated; the
+	 * defaults ($SHIRO_HOME, ~/.shiro, ~/.ssh, ~/.gnupg, ~/.aws and the
+	 * others docs/jail.md lists) are always added. */
 	const char *const *hide_paths;
 	/* The environment: "NAME=value" entries, NULL-terminated.  NULL
 	 * means jail_default_env(): PATH, HOME=/tmp, LANG, TERM, TZ and
