@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -505,16 +506,56 @@ jail_probe_reports(void)
 	CHECK(f.landlock_abi >= 0);
 }
 
+/* unix_listen - a listening Unix socket at path. */
+static int
+unix_listen(const char *path)
+{
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+	CHECK(fd >= 0);
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	CHECK(strlen(path) < sizeof(a.sun_path));
+	strcpy(a.sun_path, path);
+	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	CHECK(listen(fd, 4) == 0);
+	return fd;
+}
+
+/* unix_connects - whether a connect to the socket at path works. */
+static int
+unix_connects(const char *path)
+{
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_STREAM, 0), rc;
+
+	if (fd < 0)
+		return 0;
+	memset(&a, 0, sizeof(a));
+	a.sun_family = AF_UNIX;
+	strcpy(a.sun_path, path);
+	rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
+	close(fd);
+	return rc == 0;
+}
+
 /* The model worker: no exec, no writes; reads and sockets work. */
 static void
 lockdown_model(void)
 {
-	const char *ws = harness_tmpdir(), *path = jt_path(ws, "f");
+	const char *ws = harness_tmpdir();
 	char *const argv[] = {"/bin/true", NULL};
-	int fd;
+	char path[512];
+	int fd, lfd;
 
+	snprintf(path, sizeof(path), "%s/f", ws);
 	jt_write(path, "x");
+	lfd = unix_listen(jt_path(ws, "broker.sock"));
 	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_MODEL, NULL), 0);
+	/* The broker's ipc endpoint stays reachable. */
+	CHECK(unix_connects(jt_path(ws, "broker.sock")));
+	close(lfd);
 	errno = 0;
 	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
 	CHECK(open(path, O_WRONLY) < 0 && errno == EPERM);
@@ -553,10 +594,15 @@ lockdown_fs(void)
 	char *const argv[] = {"/bin/true", NULL};
 	char outside[] = "/tmp/shiro-fs-outside-XXXXXX";
 	struct jail_features f;
-	int fd;
+	int fd, lfd;
 
 	CHECK(mkdtemp(outside) != NULL);
+	lfd = unix_listen(jt_path(outside, "broker.sock"));
 	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_FS, ws), 0);
+	/* The broker's ipc endpoint, outside the workspace, stays
+	 * reachable. */
+	CHECK(unix_connects(jt_path(outside, "broker.sock")));
+	close(lfd);
 	errno = 0;
 	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
 	CHECK(socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
@@ -576,6 +622,7 @@ lockdown_fs(void)
 		    errno == EACCES);
 		CHECK(open("/etc/hostname", O_RDONLY) < 0 && errno == EACCES);
 	}
+	(void)unlink(jt_path(outside, "broker.sock"));
 	(void)rmdir(outside);
 }
 
