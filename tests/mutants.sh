@@ -28,7 +28,7 @@ full=${MUTANTS_FULL:-0}
 # caught - names of the failed tests in output file $1 (prefix $2), one line.
 caught() {
 	grep '^FAIL ' "$1" | sed -e 's/^FAIL \([^:]*\).*/\1/' -e "s/^/$2/" |
-		head -n 6 | tr '\n' ' '
+		head -n "${MUTANTS_NAMES:-6}" | tr '\n' ' '
 }
 
 for n in 1 2 3 4 5; do
