@@ -197,6 +197,7 @@ def gen_random(seed):
     node = (rng.randint(1, node_hi), node_hi)
     comp = Compactor(rng, node[0], node[1])
     p_built = rng.random()
+    switches = rng.random() < 0.3  # unit and order change during the run
     p_build = rng.uniform(0.4, 0.95)
     count = rng.randint(150, 700)
     for t in range(count):
@@ -218,6 +219,10 @@ def gen_random(seed):
             lines.append("budget %d %d" % (ceil, floor))
         elif r < 0.065:
             lines.append("placeholder %d" % rng.randint(1, 600))
+        elif r < 0.0675 and switches:
+            lines.append("order %s" % rng.choice(("first", "last")))
+        elif r < 0.07 and switches:
+            lines.append("unit %s" % rng.choice(("bytes", "lines")))
     return "\n".join(lines) + "\n"
 
 
