@@ -1,9 +1,11 @@
 /* test_perm - the permission engine, the guard and the secret names. */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <jansson.h>
 
+#include "proto/buf.h"
 #include "tests/harness.h"
 #include "tools/perm.h"
 #include "tools/shwords.h"
@@ -418,6 +420,25 @@ perm_guard_beats_allow_and_yolo(void)
 		"-a\\n+b\\n--- a/.git/hooks/pre-commit\\n+++ "
 		"b/.git/hooks/pre-commit\\n@@ -1 +1 @@\\n-a\\n+b\\n\"}"),
 	    PERM_DENY);
+	/* What does not parse is never allowed, even under yolo; nor is a
+	 * line too long for the guard to read whole. */
+	CHECK_EQ_INT(perm_verdict_of(
+			 p, "bash", "{\"command\":\"ls 'unclosed; rm -rf x\"}"),
+	    PERM_ASK);
+	{
+		struct buf b = BUF_INIT;
+		struct perm_verdict v;
+		json_t *args;
+		int i;
+		for (i = 0; i < 30000; i++)
+			buf_adds(&b, "true; ");
+		buf_adds(&b, "rm -rf x");
+		args = json_pack("{ss}", "command", b.data);
+		perm_check(p, NULL, "bash", args, &v);
+		CHECK(v.action != PERM_ALLOW);
+		json_decref(args);
+		buf_free(&b);
+	}
 	/* Yolo turns ask into allow, not deny into anything. */
 	CHECK_EQ_INT(perm_add(p, "ask write_file(docs/*)", &why), 0);
 	CHECK_EQ_INT(perm_verdict_of(p, "write_file",
@@ -500,6 +521,76 @@ perm_workspace_paths(void)
 	perm_destroy(&p);
 }
 
+/* bench_now - monotonic seconds. */
+static double
+bench_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Hostile and random command lines never crash the guard or the rules
+ * and cost little: long repeated definitions, deep nesting, unclosed
+ * quotes, many here-documents, random bytes. */
+static void
+guard_hostile_input_is_cheap(void)
+{
+	static const char *const units[] = {"f(){", "$(", "`", "'", "\"",
+	    "<<E\n", "a", " ", ";", "|", "&&", "rm -rf", "\\", "$'\\x", "<(",
+	    ")", "}", "\n", "#", "sudo", "sh -c", "eval", ">", "/dev/sda",
+	    "curl", "|sh", "git push -f", ":(){ :|:& };:"};
+	struct perm *p = perm_new();
+	struct perm_verdict v;
+	char why[256], *big;
+	size_t i, k, n = 1u << 20;
+	double start = bench_now();
+	json_t *args;
+	unsigned seed = 12345;
+
+	big = malloc(n + 1);
+	CHECK(big != NULL);
+	for (k = 0; k < 5; k++) {
+		const char *unit = k == 0 ? "f(){"
+		    : k == 1		  ? "$("
+		    : k == 2		  ? "<<E\n"
+		    : k == 3		  ? "a(){ a|a& "
+					  : "\"$(";
+		size_t ul = strlen(unit);
+		for (i = 0; i + ul <= n; i += ul)
+			memcpy(big + i, unit, ul);
+		big[i] = '\0';
+		perm_guard(big, why, sizeof(why));
+		args = json_pack("{ss}", "command", big);
+		perm_check(p, NULL, "bash", args, &v);
+		json_decref(args);
+	}
+	for (k = 0; k < 3000; k++) {
+		size_t len = 0, parts = (rand_r(&seed) % 12) + 1;
+		for (i = 0; i < parts; i++) {
+			const char *u = units[rand_r(&seed) %
+			    (sizeof(units) / sizeof(units[0]))];
+			memcpy(big + len, u, strlen(u));
+			len += strlen(u);
+		}
+		for (i = 0; i < 4; i++)
+			big[len++] = (char)(rand_r(&seed) % 255 + 1);
+		big[len] = '\0';
+		perm_guard(big, why, sizeof(why));
+		args = json_pack(
+		    "{ss?}", "command", json_string(big) ? big : NULL);
+		if (args != NULL) {
+			perm_check(p, NULL, "bash", args, &v);
+			json_decref(args);
+		}
+	}
+	free(big);
+	perm_destroy(&p);
+	CHECKF(bench_now() - start < 20, "the guard took %.1f s",
+	    bench_now() - start);
+}
+
 static const struct harness_test tests[] = {
     HT(guard_refuses_irreversible),
     HT(guard_passes_lookalikes),
@@ -511,6 +602,7 @@ static const struct harness_test tests[] = {
     HT(perm_repeat_guard),
     HT(perm_secret_names),
     HT(perm_workspace_paths),
+    HT_SLOW(guard_hostile_input_is_cheap, 60),
 };
 
 HARNESS_MAIN(tests)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proto/buf.h"
@@ -564,6 +565,73 @@ catalogue_schemas_and_errors(void)
 	json_decref(r);
 }
 
+/* Arguments of the wrong shape and random patches get error results,
+ * never a crash, and hostile glob patterns end quickly. */
+static void
+tools_survive_garbage(void)
+{
+	static const char *const units[] = {"--- a/x\n", "+++ b/x\n",
+	    "--- /dev/null\n", "+++ /dev/null\n", "@@ -1,2 +1 @@\n",
+	    "@@ -0,0 +1 @@\n", "@@ @@\n", "-a\n", "+b\n", " c\n", "\n",
+	    "\\ No newline at end of file\n", "--- a/../y\n", "+++ b/sub/z\n",
+	    "-", "+", " "};
+	static const char *const shapes[] = {"{}", "{\"path\":1}",
+	    "{\"path\":\"\",\"content\":null,\"pattern\":\"\","
+	    "\"edits\":\"x\",\"patch\":5,\"paths\":\"x\"}",
+	    "{\"path\":\"x\",\"edits\":[1,{},{\"old_string\":1}],"
+	    "\"paths\":[1,null,\"x\"],\"offset\":-1,\"limit\":0,"
+	    "\"depth\":\"2\",\"from\":[],\"to\":{}}",
+	    "{\"path\":\"x\\u0000y\",\"pattern\":\"[\",\"glob\":"
+	    "\"[z\",\"old_string\":\"a\",\"new_string\":\"a\"}"};
+	struct tt t;
+	struct buf b = BUF_INIT;
+	const struct tool_def *def;
+	unsigned seed = 42;
+	size_t i, k;
+	json_t *r;
+	time_t start;
+
+	tt_setup(&t);
+	tt_put(t.ws, "x", "a\nc\n");
+	tt_put(t.ws, "d1/d2/d3/d4/d5/d6/d7/d8/f", "");
+	for (i = 0; (def = tool_at(i)) != NULL; i++) {
+		if (def->kind == TOOL_EXEC)
+			continue;
+		for (k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
+			json_t *args = json_loads(shapes[k], JSON_ALLOW_NUL, NULL);
+			r = tt_call(&t, def->name, args);
+			json_decref(r);
+		}
+	}
+	for (k = 0; k < 500; k++) {
+		size_t parts = rand_r(&seed) % 14 + 1;
+		buf_reset(&b);
+		for (i = 0; i < parts; i++)
+			buf_adds(&b,
+			    units[rand_r(&seed) %
+				(sizeof(units) / sizeof(units[0]))]);
+		r = tt_call(
+		    &t, "apply_patch", json_pack("{ss}", "patch", b.data));
+		json_decref(r);
+	}
+	buf_free(&b);
+	CHECK(!tt_exists(t.ws, ".shiro-journal") &&
+	    !tt_exists(t.ws, ".shiro-journal.prep"));
+	CHECK(!tt_exists(t.out, "y"));
+	start = time(NULL);
+	r = tt_call(&t, "glob",
+	    json_pack("{ss}", "pattern",
+		"**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/**/"
+		"**/**/**/**/**/**/**/**/**/**/**/**/**/**/nomatch"));
+	CHECK(tt_ok(r));
+	json_decref(r);
+	r = tt_call(&t, "glob",
+	    json_pack("{ss}", "pattern", "*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b"));
+	json_decref(r);
+	CHECKF(time(NULL) - start < 10, "hostile globs took %ld s",
+	    (long)(time(NULL) - start));
+}
+
 static const struct harness_test tests[] = {
     HT(read_file_pages),
     HT(read_file_refuses),
@@ -578,6 +646,7 @@ static const struct harness_test tests[] = {
     HT(glob_matches_and_caps),
     HT(grep_finds_and_caps),
     HT(catalogue_schemas_and_errors),
+    HT(tools_survive_garbage),
 };
 
 HARNESS_MAIN(tests)

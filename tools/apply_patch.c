@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "proto/xmalloc.h"
+#include "tools/vec.h"
 #include "tools/tool.h"
 #include "tools/ws.h"
 
@@ -144,8 +145,7 @@ apply_patch_parse(
 					       "---/+++ file header");
 				return -1;
 			}
-			f->hunks = xreallocarray(
-			    f->hunks, f->nh + 1, sizeof(*f->hunks));
+			f->hunks = vec_room(f->hunks, f->nh, sizeof(*f->hunks));
 			h = &f->hunks[f->nh++];
 			memset(h, 0, sizeof(*h));
 			h->old_start = -1;

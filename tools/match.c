@@ -3,6 +3,7 @@
 #include "tools/match.h"
 
 #define MATCH_DEPTH 64
+#define MATCH_BUDGET 200000 /* steps per match: a hostile pattern ends */
 
 /* match_class - match s's character c against the class at *pp ("["
  * already consumed); returns 1/0, or -1 for a malformed class. */
@@ -39,9 +40,9 @@ match_class(const char **pp, char c)
 	return hit != neg;
 }
 
-/* match_at - the matcher proper, with a recursion bound. */
+/* match_at - the matcher proper, with bounds on recursion and steps. */
 static int
-match_at(const char *p, const char *s, int path, int depth)
+match_at(const char *p, const char *s, int path, int depth, long *budget)
 {
 	const char *star_p = NULL, *star_s = NULL;
 	int r;
@@ -49,6 +50,8 @@ match_at(const char *p, const char *s, int path, int depth)
 	if (depth > MATCH_DEPTH)
 		return 0;
 	for (;;) {
+		if (--*budget < 0)
+			return 0;
 		if (path && p[0] == '*' && p[1] == '*') {
 			while (*p == '*')
 				p++;
@@ -58,7 +61,8 @@ match_at(const char *p, const char *s, int path, int depth)
 				/* "**" then "/": zero or more whole directories. */
 				p++;
 				for (;;) {
-					if (match_at(p, s, path, depth + 1))
+					if (match_at(
+						p, s, path, depth + 1, budget))
 						return 1;
 					s = strchr(s, '/');
 					if (s == NULL)
@@ -125,7 +129,9 @@ match_at(const char *p, const char *s, int path, int depth)
 int
 match_glob(const char *p, const char *s, int path)
 {
-	return match_at(p, s, path, 0);
+	long budget = MATCH_BUDGET;
+
+	return match_at(p, s, path, 0, &budget);
 }
 
 /* match_valid - nonzero when p is a well-formed pattern. */

@@ -2,7 +2,7 @@
 # engine and the guard.
 
 TOOLS_SRCS := tools/tool.c tools/text.c tools/ws.c tools/match.c \
-	tools/walk.c tools/shwords.c tools/perm.c \
+	tools/walk.c tools/shwords.c tools/perm.c tools/vec.c \
 	tools/read_file.c tools/read_many_files.c tools/write_file.c \
 	tools/edit_file.c tools/multi_edit.c tools/apply_patch.c \
 	tools/move_file.c tools/delete_file.c tools/list_dir.c tools/glob.c \

@@ -7,6 +7,7 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/xmalloc.h"
+#include "tools/vec.h"
 #include "tools/match.h"
 #include "tools/perm.h"
 #include "tools/shwords.h"
@@ -262,7 +263,7 @@ perm_fork_bomb(const char *text)
 {
 	struct buf b = BUF_INIT;
 	const char *p;
-	size_t i, j, k, nl;
+	size_t i, j, k, nl, seen;
 	int hit = 0, depth;
 
 	for (p = text; *p; p++)
@@ -270,11 +271,16 @@ perm_fork_bomb(const char *text)
 			buf_addc(&b, *p);
 	if (b.data == NULL)
 		return 0;
-	for (i = 0; !hit && i + 3 <= b.len; i++) {
+	/* Bounded: at most 256 definitions looked at, names of 63 bytes,
+	 * bodies of 4 KiB, so a hostile line costs little. */
+	for (i = 0, seen = 0; !hit && i + 3 <= b.len && seen < 256; i++) {
 		char name[64];
 		if (strncmp(b.data + i, "(){", 3) != 0 || i == 0)
 			continue;
-		for (k = i; k > 0 && !strchr(";&|(){}", b.data[k - 1]); k--)
+		seen++;
+		for (k = i; k > 0 && i - k < sizeof(name) &&
+		     !strchr(";&|(){}", b.data[k - 1]);
+		     k--)
 			;
 		nl = i - k;
 		if (nl == 0 || nl >= sizeof(name))
@@ -284,7 +290,8 @@ perm_fork_bomb(const char *text)
 		if (nl > 8 && strncmp(name, "function", 8) == 0)
 			memmove(name, name + 8, nl - 7), nl -= 8;
 		/* The body, up to its closing brace. */
-		for (j = i + 3, depth = 1; j < b.len && depth > 0; j++)
+		for (j = i + 3, depth = 1;
+		     j < b.len && depth > 0 && j - i < 4096; j++)
 			depth += b.data[j] == '{' ? 1
 			    : b.data[j] == '}'	  ? -1
 						  : 0;
@@ -935,7 +942,7 @@ perm_add(struct perm *p, const char *rule, char **why)
 			goto bad;
 		}
 	}
-	p->rules = xreallocarray(p->rules, p->n + 1, sizeof(*p->rules));
+	p->rules = vec_room(p->rules, p->n, sizeof(*p->rules));
 	p->rules[p->n++] = r;
 	return 0;
 bad:
@@ -954,8 +961,7 @@ perm_protect(struct perm *p, const char *pattern, char **why)
 		    pattern ? pattern : "");
 		return -SHIRO_ERR_INVAL;
 	}
-	p->protect =
-	    xreallocarray(p->protect, p->nprotect + 1, sizeof(*p->protect));
+	p->protect = vec_room(p->protect, p->nprotect, sizeof(*p->protect));
 	p->protect[p->nprotect++] = xstrdup(pattern);
 	return 0;
 }
@@ -1035,7 +1041,7 @@ perm_norm(const struct perm *p, const char *path)
 			n--;
 			continue;
 		}
-		parts = xreallocarray(parts, n + 1, sizeof(*parts));
+		parts = vec_room(parts, n, sizeof(*parts));
 		parts[n++] = tok;
 	}
 	if (abs)
@@ -1138,8 +1144,8 @@ perm_repeat(struct perm_turn *t, const char *tool, json_t *args)
 			free(key);
 			return ++t->counts[i] >= PERM_REPEAT;
 		}
-	t->keys = xreallocarray(t->keys, t->n + 1, sizeof(*t->keys));
-	t->counts = xreallocarray(t->counts, t->n + 1, sizeof(*t->counts));
+	t->keys = vec_room(t->keys, t->n, sizeof(*t->keys));
+	t->counts = vec_room(t->counts, t->n, sizeof(*t->counts));
 	t->keys[t->n] = key;
 	t->counts[t->n++] = 1;
 	return 0;
@@ -1230,11 +1236,19 @@ perm_check(struct perm *p, struct perm_turn *turn, const char *tool,
 		    tool);
 		goto out;
 	}
+	if (!parsed) {
+		/* The guard cannot vouch for what it could not read: a
+		 * person decides, yolo or not. */
+		perm_set(v, PERM_ASK,
+		    "%s: needs approval (the command could not be parsed, so "
+		    "the guard could not check it)",
+		    tool);
+		goto out;
+	}
 	if (a == PERM_ASK && p->yolo)
 		perm_set(v, PERM_ALLOW, "%s: allowed (yolo)", tool);
 	else if (a == PERM_ASK)
-		perm_set(v, PERM_ASK, "%s: needs approval%s", tool,
-		    parsed ? "" : " (the command could not be parsed)");
+		perm_set(v, PERM_ASK, "%s: needs approval", tool);
 	else
 		perm_set(v, PERM_ALLOW, "%s: allowed", tool);
 out:

@@ -4,9 +4,10 @@
 
 #include "proto/buf.h"
 #include "proto/xmalloc.h"
+#include "tools/vec.h"
 #include "tools/shwords.h"
 
-#define SHWORDS_MAX_WORDS 4096
+#define SHWORDS_MAX_WORDS 20000 /* words, redirections and commands */
 
 struct shwords_st {
 	const char *s;
@@ -27,7 +28,7 @@ struct shwords_st {
 static struct shwords_cmd *
 shwords_cmd_new(struct shwords *w)
 {
-	w->cmds = xreallocarray(w->cmds, w->n + 1, sizeof(*w->cmds));
+	w->cmds = vec_room(w->cmds, w->n, sizeof(*w->cmds));
 	memset(&w->cmds[w->n], 0, sizeof(w->cmds[0]));
 	return &w->cmds[w->n++];
 }
@@ -36,8 +37,12 @@ shwords_cmd_new(struct shwords *w)
 static struct shwords_cmd *
 shwords_cur(struct shwords_st *st)
 {
-	if (st->cur == NULL)
+	if (st->cur == NULL) {
 		st->cur = shwords_cmd_new(st->w);
+		if (++st->words > SHWORDS_MAX_WORDS && st->err == NULL)
+			st->err = xstrdup("the command line is too long to "
+					  "check");
+	}
 	return st->cur;
 }
 
@@ -68,10 +73,13 @@ shwords_end_word(struct shwords_st *st)
 		return;
 	}
 	if (++st->words > SHWORDS_MAX_WORDS) {
+		if (st->err == NULL)
+			st->err = xstrdup("the command line is too long to "
+					  "check");
 		free(text);
 		return;
 	}
-	c->argv = xreallocarray(c->argv, c->argc + 2, sizeof(*c->argv));
+	c->argv = vec_room(c->argv, c->argc, sizeof(*c->argv));
 	c->argv[c->argc++] = text;
 	c->argv[c->argc] = NULL;
 }
@@ -94,7 +102,7 @@ shwords_add_sub(struct shwords_st *st, size_t from, size_t to)
 {
 	struct shwords *w = st->w;
 
-	w->subs = xreallocarray(w->subs, w->nsubs + 1, sizeof(*w->subs));
+	w->subs = vec_room(w->subs, w->nsubs, sizeof(*w->subs));
 	w->subs[w->nsubs++] = xstrndup(st->s + from, to - from);
 }
 
@@ -271,7 +279,7 @@ shwords_redir(struct shwords_st *st)
 		s[st->i] == '&' || s[st->i] == '-'))
 		op[n++] = s[st->i++];
 	c = shwords_cur(st);
-	c->redirs = xreallocarray(c->redirs, c->nredir + 1, sizeof(*c->redirs));
+	c->redirs = vec_room(c->redirs, c->nredir, sizeof(*c->redirs));
 	memset(&c->redirs[c->nredir], 0, sizeof(c->redirs[0]));
 	memcpy(c->redirs[c->nredir].op, op, sizeof(op));
 	c->nredir++;

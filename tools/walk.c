@@ -8,6 +8,7 @@
 
 #include "proto/buf.h"
 #include "proto/xmalloc.h"
+#include "tools/vec.h"
 #include "tools/match.h"
 #include "tools/walk.h"
 #include "tools/ws.h"
@@ -100,7 +101,7 @@ walk_ign_load(int dirfd, const char *rel, struct walk_ign *parent)
 		if (line[0] == '/')
 			line++;
 		wp.pat = xstrdup(line);
-		g->pats = xreallocarray(g->pats, g->n + 1, sizeof(*g->pats));
+		g->pats = vec_room(g->pats, g->n, sizeof(*g->pats));
 		g->pats[g->n++] = wp;
 	}
 	buf_free(&b);

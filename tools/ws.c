@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "proto/xmalloc.h"
+#include "tools/vec.h"
 #include "tools/ws.h"
 
 #define WS_RESOLVE (RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS)
@@ -352,7 +353,7 @@ ws_txn_add(struct ws_txn *t, const char *rel)
 {
 	struct ws_op *op;
 
-	t->ops = xreallocarray(t->ops, t->n + 1, sizeof(*t->ops));
+	t->ops = vec_room(t->ops, t->n, sizeof(*t->ops));
 	op = &t->ops[t->n++];
 	memset(op, 0, sizeof(*op));
 	op->rel = xstrdup(rel);
