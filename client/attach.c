@@ -56,7 +56,17 @@ static const char attach_help[] =
 static void
 attach_say(struct attach *a, const char *text)
 {
-	edit_print(a->e, text);
+	size_t len = strlen(text);
+
+	if (a->e != NULL) {
+		edit_print(a->e, text);
+		return;
+	}
+	/* Events replayed while attaching come before the editor exists. */
+	fputs(text, stdout);
+	if (len == 0 || text[len - 1] != '\n')
+		fputc('\n', stdout);
+	fflush(stdout);
 }
 
 /* attach_status - redraw the status line (and print it without a tty). */
@@ -65,7 +75,7 @@ attach_status(struct attach *a, int print_plain)
 {
 	struct buf b = BUF_INIT;
 
-	if (!a->have_size)
+	if (!a->have_size || a->e == NULL)
 		return;
 	render_status_line(&b, a->view_bytes, a->ceiling);
 	edit_set_status(a->e, b.data);
@@ -173,7 +183,7 @@ attach_refresh_size(struct attach *a)
 	a->size_at = now;
 	req = msg_new(MSG_STATUS);
 	if (conn_request(a->c, req, ATTACH_SIZE_TIMEOUT_MS, NULL, &ans) == 0 &&
-	    msg_get_map(ans, "doc", &doc) == 0) {
+	    msg_type(ans) == MSG_REPLY && msg_get_map(ans, "doc", &doc) == 0) {
 		attach_size_from_doc(a, doc);
 		attach_status(a, 0);
 	}
@@ -299,12 +309,14 @@ attach_request(struct attach *a, struct msg **reqp)
 		(void)msg_get_str(ans, "code", &code, NULL);
 		(void)msg_get_str(ans, "text", &text, NULL);
 		buf_printf(&b, "shiro: shirod refused it (%s): %s", code, text);
-	} else if (msg_get_map(ans, "doc", &doc) == 0) {
+	} else if (msg_type(ans) == MSG_REPLY &&
+	    msg_get_map(ans, "doc", &doc) == 0) {
 		if (t == MSG_STATUS || t == MSG_MEMORY)
 			attach_size_from_doc(a, doc);
 		render_reply(&b, t, doc);
 	} else {
-		render_doc(&b, msg_body(ans));
+		buf_printf(&b, "shiro: shirod answered with %s",
+		    msg_type_name(msg_type(ans)));
 	}
 	attach_say(a, b.data != NULL ? b.data : "");
 	attach_status(a, 1);
@@ -401,7 +413,6 @@ attach_run(struct shiro *s)
 	struct attach a;
 	struct conn_handler h;
 	struct edit_waiter w;
-	struct msg *req;
 	char cwd[PATH_MAX], *line = NULL, banner[256];
 	const char *text;
 	int rc;
@@ -428,17 +439,9 @@ attach_run(struct shiro *s)
 	    "commands",
 	    (int)a.c->daemon_pid, s->home);
 	attach_say(&a, banner);
-	req = msg_new(MSG_STATUS);
-	{
-		struct msg *ans = NULL;
-		const struct msg_val *doc;
-
-		if (conn_request(a.c, req, 30000, cmd_stop_flag(), &ans) == 0 &&
-		    msg_get_map(ans, "doc", &doc) == 0)
-			attach_size_from_doc(&a, doc);
-		msg_destroy(&ans);
-		msg_destroy(&req);
-	}
+	/* The first status line. */
+	a.size_stale = 1;
+	attach_refresh_size(&a);
 	attach_status(&a, 1);
 	rc = SHIRO_EXIT_OK;
 	for (;;) {

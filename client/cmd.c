@@ -439,7 +439,7 @@ cmd_turn_take(struct cmd_turn *t, const struct msg *m)
 	enum msg_type type = msg_type(m);
 	int end = 0;
 
-	if (t->rid == 0 || t->done)
+	if (t->rid == 0 || t->done || (type != MSG_EVENT && type != MSG_ERROR))
 		return 0;
 	(void)msg_get_str(m, "text", &text, NULL);
 	(void)msg_get_str(m, "code", &code, NULL);

@@ -63,6 +63,13 @@ conn_handle(
 		msg_destroy(&m);
 		return 0;
 	}
+	if (!msg_allowed(MSG_PEER_BROKER_TO_CLIENT, t)) {
+		log_warnx("shirod sent a %s message, which a client never "
+			  "gets; ignored",
+		    msg_type_name(t));
+		msg_destroy(&m);
+		return 0;
+	}
 	has_rid = msg_get_uint(m, "rid", &rid) == 0;
 	switch (t) {
 	case MSG_ACK:

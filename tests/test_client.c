@@ -4,12 +4,14 @@
  * vectors, the history file on disk, and the status line's numbers.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "client/hist.h"
@@ -18,6 +20,7 @@
 #include "client/sha256.h"
 #include "proto/buf.h"
 #include "proto/msg.h"
+#include "proto/zsock.h"
 #include "proto/xmalloc.h"
 #include "tests/harness.h"
 
@@ -316,6 +319,184 @@ render_status_line_reads_well(void)
 	buf_free(&b);
 }
 
+/* output_tail - the end of what the last run printed (static buffer). */
+static const char *
+output_tail(void)
+{
+	static char tail[1024];
+	char path[512];
+	ssize_t r;
+	off_t size;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/output", harness_tmpdir());
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return "(no output)";
+	size = lseek(fd, 0, SEEK_END);
+	(void)lseek(fd, size > 1000 ? size - 1000 : 0, SEEK_SET);
+	r = read(fd, tail, sizeof(tail) - 1);
+	close(fd);
+	tail[r > 0 ? r : 0] = '\0';
+	return tail;
+}
+
+/* shiro_bin - the client under test: $SHIRO_BIN, else build/shiro. */
+static const char *
+shiro_bin(void)
+{
+	const char *p = getenv("SHIRO_BIN");
+
+	return p != NULL && p[0] != '\0' ? p : "build/shiro";
+}
+
+/* hostile_answer - what a broker that breaks the rules sends for m. */
+static void
+hostile_answer(void *sock, struct msg *m, const struct msg_ident *from)
+{
+	struct msg *r;
+	struct msg_val *data;
+	uint64_t rid = 0;
+
+	if (msg_type(m) == MSG_BYE)
+		return;
+	(void)msg_get_uint(m, "rid", &rid);
+	/* Types a client never gets: a worker's job and shutdown. */
+	r = msg_new(MSG_JOB);
+	msg_set_int(r, "job", 1);
+	msg_set_str(r, "kind", "compact");
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	r = msg_new(MSG_SHUTDOWN);
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	/* Events of unknown kinds, with odd keys. */
+	r = msg_new(MSG_EVENT);
+	msg_set_int(r, "seq", 7);
+	msg_set_str(r, "ev", "from-the-future");
+	data = msg_set_map(r, "data");
+	msg_val_set_arr(msg_val_set_map(data, "deep"), "er");
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	r = msg_new(MSG_EVENT);
+	msg_set_int(r, "seq", 8);
+	msg_set_str(r, "ev", "batch");
+	msg_set_arr(r, "merges");
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	/* An answer of the wrong type for every request but HELLO. */
+	if (msg_type(m) == MSG_HELLO) {
+		r = msg_new(MSG_WELCOME);
+		msg_set_int(r, "seq", 8);
+		msg_set_bool(r, "replay", false);
+		msg_set_int(r, "pid", getpid());
+		msg_set_int(r, "version", MSG_VERSION);
+	} else if (msg_type(m) == MSG_PING || msg_type(m) == MSG_SEND) {
+		r = msg_new(MSG_REPLY);
+		msg_set_map(r, "doc");
+	} else {
+		r = msg_new(MSG_PONG);
+	}
+	msg_set_int(r, "rid", (int64_t)rid);
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+}
+
+/* run_against - run shiro with args (stdin from input) against the
+ * broker on sock, playing hostile_answer, and return its wait status. */
+static int
+run_against(void *sock, const char *endpoint, const char *input,
+    const char *const *args)
+{
+	struct zsock_poll item;
+	struct msg *m;
+	struct msg_ident from;
+	char *argv[16], path[512];
+	long long end = zsock_now_ms() + 20000;
+	int fd, st = -1, n = 0, k;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/input", harness_tmpdir());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	CHECK(write(fd, input, strlen(input)) == (ssize_t)strlen(input));
+	close(fd);
+	argv[n++] = (char *)shiro_bin();
+	argv[n++] = "--no-start";
+	argv[n++] = "--endpoint";
+	argv[n++] = (char *)endpoint;
+	for (k = 0; args[k] != NULL && n < 15; k++)
+		argv[n++] = (char *)args[k];
+	argv[n] = NULL;
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		fd = open(path, O_RDONLY);
+		if (fd < 0 || dup2(fd, 0) < 0)
+			_exit(99);
+		snprintf(path, sizeof(path), "%s/output", harness_tmpdir());
+		fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+		if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+			_exit(99);
+		execv(argv[0], argv);
+		_exit(98);
+	}
+	while (zsock_now_ms() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		item.sock = sock;
+		item.fd = -1;
+		item.events = ZSOCK_IN;
+		item.revents = 0;
+		if (zsock_poll(&item, 1, 100) <= 0)
+			continue;
+		while (msg_recv(sock, &m, &from) == 0) {
+			hostile_answer(sock, m, &from);
+			msg_destroy(&m);
+		}
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	harness_fail(__FILE__, __LINE__, "shiro did not finish in 20 s");
+}
+
+/* A broker that sends types meant for workers, unknown events and
+ * answers of the wrong type never makes the client crash: it ignores or
+ * reports them and exits normally. */
+static void
+client_survives_a_hostile_broker(void)
+{
+	static const char *const status[] = {"status", NULL};
+	static const char *const memory[] = {"memory", "--json", NULL};
+	static const char *const send[] = {"send", "hi", NULL};
+	static const char *const print[] = {"-p", "hi", NULL};
+	static const char *const attach[] = {NULL};
+	char endpoint[512];
+	void *sock = NULL;
+	int st;
+
+	if (access(shiro_bin(), X_OK) != 0)
+		harness_skip("%s is not built (run from the top)", shiro_bin());
+	snprintf(
+	    endpoint, sizeof(endpoint), "ipc://%s/b.sock", harness_tmpdir());
+	CHECK(zsock_router(endpoint, NULL, &sock) == 0);
+	st = run_against(sock, endpoint, "", status);
+	CHECKF(WIFEXITED(st), "status: killed by signal %d", WTERMSIG(st));
+	st = run_against(sock, endpoint, "", memory);
+	CHECKF(WIFEXITED(st), "memory: killed by signal %d", WTERMSIG(st));
+	st = run_against(sock, endpoint, "", send);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 1,
+	    "send: status %d (a REPLY is not an ACK: exit 1)", st);
+	st = run_against(sock, endpoint, "", print);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 1, "-p: status %d", st);
+	st = run_against(sock, endpoint,
+	    "/status\n/memory\n/memory zoom 0 1\n/log 3\nhello\n/exit\n",
+	    attach);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "attach: status %d: %s",
+	    st, output_tail());
+	zsock_close(&sock);
+}
+
 static const struct harness_test tests[] = {
     HT(sha256_matches_known_vectors),
     HT(json_out_writes_valid_json),
@@ -323,6 +504,7 @@ static const struct harness_test tests[] = {
     HT(hist_is_per_directory_and_capped),
     HT(hist_parse_is_strict),
     HT(render_status_line_reads_well),
+    HT_SLOW(client_survives_a_hostile_broker, 120),
 };
 
 HARNESS_MAIN(tests)
