@@ -2,7 +2,9 @@
  * store_tree.c - tree nodes and merge records in LMDB.
  *
  * nodes:    (l, i) -> size u32, date i64, text (written once)
- * nodesize: (l, i) -> size u32 (the small table the fold walks)
+ * nodesize: (l, i / 256) -> 256 x u16: size + 1 of each node of the block,
+ *           0 when not built (the small table the fold walks: a fold of
+ *           a chat of 1,000,000 messages reads about 4 MB of it)
  * merges:   seq u64 -> t u64, open u8, n u32, then n times (l u8, i u64)
  * All keys and numbers are big-endian, so keys sort numerically.
  */
@@ -34,15 +36,68 @@ struct store_tree_put {
 static int store_tree_batch_put(
     struct store *s, MDB_txn *txn, const struct store_batch *b, uint64_t seq);
 
-/* store_tree_has - whether (l, i) is in the nodesize table. */
+#define STORE_TREE_BLOCK 256 /* nodes per record of the size table */
+#define STORE_TREE_BLOCK_BYTES (2 * STORE_TREE_BLOCK)
+
+/* store_tree_lookup - (l, i)'s size from the size table: 0, or
+ * MDB_NOTFOUND, or an LMDB error. */
 static int
-store_tree_has(struct store *s, MDB_txn *txn, unsigned l, uint64_t i)
+store_tree_lookup(
+    struct store *s, MDB_txn *txn, unsigned l, uint64_t i, uint32_t *sizep)
 {
 	unsigned char kb[STORE_NODE_KEY];
 	MDB_val k = {sizeof(kb), kb}, v;
+	const unsigned char *p;
+	unsigned slot;
+	int rc;
 
-	store_node_key(kb, l, i);
-	return mdb_get(txn, s->db_nsize, &k, &v) == 0;
+	store_node_key(kb, l, i / STORE_TREE_BLOCK);
+	if ((rc = mdb_get(txn, s->db_nsize, &k, &v)) != 0)
+		return rc;
+	if (v.mv_size != STORE_TREE_BLOCK_BYTES)
+		return MDB_CORRUPTED;
+	p = (const unsigned char *)v.mv_data + 2 * (i % STORE_TREE_BLOCK);
+	slot = ((unsigned)p[0] << 8) | p[1];
+	if (slot == 0)
+		return MDB_NOTFOUND;
+	*sizep = slot - 1;
+	return 0;
+}
+
+/* store_tree_has - whether (l, i) is in the size table. */
+static int
+store_tree_has(struct store *s, MDB_txn *txn, unsigned l, uint64_t i)
+{
+	uint32_t size;
+
+	return store_tree_lookup(s, txn, l, i, &size) == 0;
+}
+
+/* store_tree_set_size - record (l, i)'s size in its block. */
+static int
+store_tree_set_size(
+    struct store *s, MDB_txn *txn, unsigned l, uint64_t i, uint32_t size)
+{
+	unsigned char kb[STORE_NODE_KEY], blk[STORE_TREE_BLOCK_BYTES], *p;
+	MDB_val k = {sizeof(kb), kb}, v;
+	int rc;
+
+	store_node_key(kb, l, i / STORE_TREE_BLOCK);
+	rc = mdb_get(txn, s->db_nsize, &k, &v);
+	if (rc == 0 && v.mv_size != STORE_TREE_BLOCK_BYTES)
+		return MDB_CORRUPTED;
+	if (rc == 0)
+		memcpy(blk, v.mv_data, sizeof(blk));
+	else if (rc == MDB_NOTFOUND)
+		memset(blk, 0, sizeof(blk));
+	else
+		return rc;
+	p = blk + 2 * (i % STORE_TREE_BLOCK);
+	p[0] = (unsigned char)((size + 1) >> 8);
+	p[1] = (unsigned char)(size + 1);
+	v.mv_size = sizeof(blk);
+	v.mv_data = blk;
+	return mdb_put(txn, s->db_nsize, &k, &v, 0);
 }
 
 /* store_tree_complete - whether all 2^l messages of (l, i) exist. */
@@ -59,7 +114,7 @@ static int
 store_tree_put_fn(struct store *s, MDB_txn *txn, void *arg)
 {
 	struct store_tree_put *p = arg;
-	unsigned char kb[STORE_NODE_KEY], sb[4], *val;
+	unsigned char kb[STORE_NODE_KEY], *val;
 	MDB_val k = {sizeof(kb), kb}, v;
 	size_t j;
 	int rc;
@@ -87,12 +142,9 @@ store_tree_put_fn(struct store *s, MDB_txn *txn, void *arg)
 		v.mv_data = val;
 		rc = mdb_put(txn, s->db_nodes, &k, &v, MDB_NOOVERWRITE);
 		free(val);
-		if (rc == 0) {
-			store_be32(sb, nd->size);
-			v.mv_size = 4;
-			v.mv_data = sb;
-			rc = mdb_put(txn, s->db_nsize, &k, &v, MDB_NOOVERWRITE);
-		}
+		if (rc == 0)
+			rc =
+			    store_tree_set_size(s, txn, nd->l, nd->i, nd->size);
 		if (rc == MDB_MAP_FULL)
 			return -SHIRO_ERR_AGAIN;
 		if (rc != 0)
@@ -259,8 +311,6 @@ store_node_get(struct store *s, unsigned l, uint64_t i, struct store_node *out)
 int
 store_node_size(struct store *s, unsigned l, uint64_t i, uint32_t *sizep)
 {
-	unsigned char kb[STORE_NODE_KEY];
-	MDB_val k = {sizeof(kb), kb}, v;
 	MDB_txn *txn;
 	int rc, ret;
 
@@ -270,12 +320,7 @@ store_node_size(struct store *s, unsigned l, uint64_t i, uint32_t *sizep)
 		return -SHIRO_ERR_NOENT;
 	if ((ret = store_db_read(s, &txn)) != 0)
 		return ret;
-	store_node_key(kb, l, i);
-	rc = mdb_get(txn, s->db_nsize, &k, &v);
-	if (rc == 0 && v.mv_size != 4)
-		rc = MDB_CORRUPTED;
-	if (rc == 0)
-		*sizep = store_get32(v.mv_data);
+	rc = store_tree_lookup(s, txn, l, i, sizep);
 	mdb_txn_abort(txn);
 	if (rc == MDB_NOTFOUND)
 		return -SHIRO_ERR_NOENT;
@@ -285,13 +330,17 @@ store_node_size(struct store *s, unsigned l, uint64_t i, uint32_t *sizep)
 	return 0;
 }
 
-/* A walk over one level of the nodesize table. */
+/* A walk over one level of the size table. */
 struct store_node_cursor {
 	struct store *s;
 	MDB_txn *txn;
 	MDB_cursor *cur;
 	unsigned l;
 	int started;
+	int have; /* blk holds a block */
+	uint64_t base; /* its first i */
+	unsigned slot; /* the next slot to look at */
+	unsigned char blk[STORE_TREE_BLOCK_BYTES];
 };
 
 /* store_node_cursor_open - start at the first node of level l. */
@@ -328,31 +377,48 @@ store_node_cursor_next(
     struct store_node_cursor *c, uint64_t *ip, uint32_t *sizep)
 {
 	unsigned char kb[STORE_NODE_KEY];
+	const unsigned char *p;
+	unsigned entry;
 	MDB_val k, v;
 	int rc;
 
-	if (!c->started) {
-		store_node_key(kb, c->l, 0);
-		k.mv_size = sizeof(kb);
-		k.mv_data = kb;
-		rc = mdb_cursor_get(c->cur, &k, &v, MDB_SET_RANGE);
-		c->started = 1;
-	} else {
-		rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
+	for (;;) {
+		while (c->have && c->slot < STORE_TREE_BLOCK) {
+			p = c->blk + 2 * c->slot;
+			entry = ((unsigned)p[0] << 8) | p[1];
+			c->slot++;
+			if (entry != 0) {
+				*ip = c->base + c->slot - 1;
+				*sizep = entry - 1;
+				return 0;
+			}
+		}
+		if (!c->started) {
+			store_node_key(kb, c->l, 0);
+			k.mv_size = sizeof(kb);
+			k.mv_data = kb;
+			rc = mdb_cursor_get(c->cur, &k, &v, MDB_SET_RANGE);
+			c->started = 1;
+		} else {
+			rc = mdb_cursor_get(c->cur, &k, &v, MDB_NEXT);
+		}
+		if (rc == MDB_NOTFOUND)
+			return -SHIRO_ERR_NOENT;
+		if (rc != 0)
+			return store_fail(c->s, store_db_err(rc),
+			    "node cursor: %s", mdb_strerror(rc));
+		if (k.mv_size != STORE_NODE_KEY ||
+		    v.mv_size != STORE_TREE_BLOCK_BYTES)
+			return store_fail(
+			    c->s, -SHIRO_ERR_CORRUPT, "nodesize: bad record");
+		if (((const unsigned char *)k.mv_data)[0] != c->l)
+			return -SHIRO_ERR_NOENT;
+		c->base = store_get64((const unsigned char *)k.mv_data + 1) *
+		    STORE_TREE_BLOCK;
+		memcpy(c->blk, v.mv_data, sizeof(c->blk));
+		c->slot = 0;
+		c->have = 1;
 	}
-	if (rc == MDB_NOTFOUND)
-		return -SHIRO_ERR_NOENT;
-	if (rc != 0)
-		return store_fail(c->s, store_db_err(rc), "node cursor: %s",
-		    mdb_strerror(rc));
-	if (k.mv_size != STORE_NODE_KEY || v.mv_size != 4)
-		return store_fail(
-		    c->s, -SHIRO_ERR_CORRUPT, "nodesize: bad record");
-	if (((const unsigned char *)k.mv_data)[0] != c->l)
-		return -SHIRO_ERR_NOENT;
-	*ip = store_get64((const unsigned char *)k.mv_data + 1);
-	*sizep = store_get32(v.mv_data);
-	return 0;
 }
 
 /* store_node_cursor_close - end the walk and its read transaction. */
