@@ -496,7 +496,7 @@ perm_guard_argv(struct perm_g *g, char **argv, size_t argc, int depth)
 {
 	static const char *const keywords[] = {"if", "then", "else", "elif",
 	    "do", "while", "until", "!", "{", "}", "fi", "done", "esac",
-	    "function", NULL};
+	    "coproc", NULL};
 	const char *prog;
 	size_t i = 0, j;
 
@@ -513,6 +513,11 @@ perm_guard_argv(struct perm_g *g, char **argv, size_t argc, int depth)
 			"0123456789_") ==
 			(size_t)(strchr(argv[i], '=') - argv[i]))))
 		i++;
+	/* "function NAME { BODY": the body's words are the command. */
+	if (i < argc && strcmp(argv[i], "function") == 0) {
+		i = i + 2 < argc ? i + 2 : argc;
+		return perm_guard_argv(g, argv + i, argc - i, depth + 1);
+	}
 	if (i >= argc)
 		return 0;
 	argv += i;
@@ -595,8 +600,7 @@ perm_guard_argv(struct perm_g *g, char **argv, size_t argc, int depth)
 				    g, argv[j + 1], depth + 1);
 		return 0;
 	} else if (perm_in(prog, perm_shells)) {
-		if (strcmp(prog, "busybox") == 0 && argc > 1 &&
-		    !perm_in(argv[1], perm_shells))
+		if (strcmp(prog, "busybox") == 0 && argc > 1)
 			return perm_guard_argv(
 			    g, argv + 1, argc - 1, depth + 1);
 		/* sh -c SCRIPT (the c may be bundled: -lc, -ec). */
