@@ -249,8 +249,10 @@ store_meta_read(struct store *s)
 	mdb_txn_abort(txn);
 	if (rc != 0 || s->schema > STORE_SCHEMA)
 		return store_fail(s, -SHIRO_ERR_UNSUPP,
-		    "the chat's schema is missing or newer than %u",
-		    STORE_SCHEMA);
+		    "the chat has schema %u; this shiro knows up to %u",
+		    s->schema, STORE_SCHEMA);
+	if (s->schema < STORE_SCHEMA)
+		return -SHIRO_ERR_AGAIN; /* an old chat: migrate */
 	return 0;
 }
 
@@ -327,9 +329,9 @@ store_open(const char *home, const struct store_opts *opts, struct store **sp,
 		goto out;
 	if ((ret = store_db_open(s, opts->map_size)) != 0)
 		goto out;
-	if (s->read_only)
-		ret = store_meta_read(s);
-	else
+	/* Write meta only for a new chat or a migration. */
+	ret = store_meta_read(s);
+	if (ret != 0 && !s->read_only && s->schema <= STORE_SCHEMA)
 		ret = store_db_write(s, store_meta_fn, NULL);
 	if (ret != 0)
 		goto out;

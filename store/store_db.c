@@ -137,8 +137,8 @@ store_db_open(struct store *s, size_t map_size)
 	MDB_txn *txn = NULL;
 	MDB_envinfo info;
 	char *path;
-	size_t k;
-	int rc, dead = 0, ret;
+	size_t k = 0;
+	int rc, dead = 0, ret, create;
 	unsigned flags;
 
 	path = xasprintf("%s/tree.lmdb", s->chat);
@@ -174,38 +174,50 @@ store_db_open(struct store *s, size_t map_size)
 	}
 	if (dead > 0)
 		log_info("store: cleared %d stale lmdb readers", dead);
-	rc = mdb_txn_begin(s->env, NULL, s->read_only ? MDB_RDONLY : 0, &txn);
-	if (rc != 0) {
-		ret = store_fail(
-		    s, store_db_err(rc), "lmdb txn: %s", mdb_strerror(rc));
-		goto out;
-	}
-	for (k = 0; k < sizeof(dbs) / sizeof(dbs[0]); k++) {
-		MDB_dbi *dbi = (MDB_dbi *)((char *)s + dbs[k].off);
-
-		rc = mdb_dbi_open(
-		    txn, dbs[k].name, s->read_only ? 0 : MDB_CREATE, dbi);
-		if (rc == MDB_NOTFOUND && s->read_only) {
+	/* Databases that exist open in a read transaction; only a new chat
+	 * (or a write-enabled open missing one) needs a write commit. */
+	for (create = 0; create < 2; create++) {
+		if (create && s->read_only) {
 			ret = store_fail(s, -SHIRO_ERR_NOENT,
 			    "lmdb: no database %s (a chat never opened "
 			    "for writing)",
 			    dbs[k].name);
 			goto out;
 		}
+		rc = mdb_txn_begin(s->env, NULL, create ? 0 : MDB_RDONLY, &txn);
+		if (rc != 0) {
+			ret = store_fail(s, store_db_err(rc), "lmdb txn: %s",
+			    mdb_strerror(rc));
+			goto out;
+		}
+		for (k = 0; k < sizeof(dbs) / sizeof(dbs[0]); k++) {
+			MDB_dbi *dbi = (MDB_dbi *)((char *)s + dbs[k].off);
+
+			rc = mdb_dbi_open(
+			    txn, dbs[k].name, create ? MDB_CREATE : 0, dbi);
+			if (rc != 0)
+				break;
+		}
+		if (rc == MDB_NOTFOUND && !create) {
+			mdb_txn_abort(txn);
+			txn = NULL;
+			continue;
+		}
 		if (rc != 0) {
 			ret = store_fail(s, store_db_err(rc), "lmdb db %s: %s",
 			    dbs[k].name, mdb_strerror(rc));
 			goto out;
 		}
-	}
-	/* Commit, even a read-only transaction: the handles of the
-	 * databases it opened would close with an abort. */
-	rc = mdb_txn_commit(txn);
-	txn = NULL;
-	if (rc != 0) {
-		ret = store_fail(
-		    s, store_db_err(rc), "lmdb commit: %s", mdb_strerror(rc));
-		goto out;
+		/* Commit, even a read-only transaction: the handles of the
+		 * databases it opened would close with an abort. */
+		rc = mdb_txn_commit(txn);
+		txn = NULL;
+		if (rc != 0) {
+			ret = store_fail(s, store_db_err(rc), "lmdb commit: %s",
+			    mdb_strerror(rc));
+			goto out;
+		}
+		break;
 	}
 	ret = 0;
 out:
