@@ -139,14 +139,31 @@ store_fsync_dir(const char *path)
 	return ret;
 }
 
-/* store_mkdir - create one directory (0700) if it is missing. */
+/* store_mkdir - create one directory (0700) if it is missing, and make
+ * its name durable in its parent. */
 static int
 store_mkdir(struct store *s, const char *path)
 {
-	if (mkdir(path, 0700) == -1 && errno != EEXIST)
+	char *parent, *slash;
+	int ret;
+
+	if (mkdir(path, 0700) == -1) {
+		if (errno == EEXIST)
+			return 0;
 		return store_fail(s, err_from_errno(errno), "mkdir %s: %s",
 		    path, strerror(errno));
-	return 0;
+	}
+	parent = xstrdup(path);
+	slash = strrchr(parent, '/');
+	if (slash != NULL && slash != parent)
+		*slash = '\0';
+	else
+		strcpy(parent, slash == parent ? "/" : ".");
+	ret = store_fsync_dir(parent);
+	if (ret != 0)
+		ret = store_fail(s, ret, "fsync %s: %s", parent, err_str(ret));
+	free(parent);
+	return ret;
 }
 
 /* store_lock - take chat/lock, or say who holds it. */

@@ -138,11 +138,13 @@ store_db_open(struct store *s, size_t map_size)
 	MDB_envinfo info;
 	char *path;
 	size_t k = 0;
-	int rc, dead = 0, ret, create;
+	int rc, dead = 0, ret, create, created = 0;
 	unsigned flags;
 
 	path = xasprintf("%s/tree.lmdb", s->chat);
-	if (!s->read_only && mkdir(path, 0700) == -1 && errno != EEXIST) {
+	if (!s->read_only && mkdir(path, 0700) == 0) {
+		created = 1;
+	} else if (!s->read_only && errno != EEXIST) {
 		ret = store_fail(s, err_from_errno(errno), "mkdir %s: %s", path,
 		    strerror(errno));
 		goto out;
@@ -161,6 +163,14 @@ store_db_open(struct store *s, size_t map_size)
 	if ((rc = mdb_env_open(s->env, path, flags, 0600)) != 0) {
 		ret = store_fail(s, store_db_err(rc), "lmdb open %s: %s", path,
 		    mdb_strerror(rc));
+		goto out;
+	}
+	/* A new data.mdb must not vanish with its directory entry: LMDB
+	 * syncs the file, not the directories it lives in. */
+	if (!s->read_only &&
+	    ((ret = store_fsync_dir(path)) != 0 ||
+		(created && (ret = store_fsync_dir(s->chat)) != 0))) {
+		ret = store_fail(s, ret, "fsync %s: %s", path, err_str(ret));
 		goto out;
 	}
 	/* The map is at least the data file: take the size LMDB chose. */
