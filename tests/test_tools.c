@@ -534,8 +534,7 @@ catalogue_schemas_and_errors(void)
 	size_t i;
 
 	CHECK_EQ_INT(json_array_size(s), 12);
-	json_array_foreach(s, i, v)
-	{
+	for (i = 0; (v = json_array_get(s, i)) != NULL; i++) {
 		CHECK(json_is_string(json_object_get(v, "name")));
 		CHECK_EQ_STR(json_string_value(json_object_get(
 				 json_object_get(v, "parameters"), "type")),
@@ -598,7 +597,8 @@ tools_survive_garbage(void)
 		if (def->kind == TOOL_EXEC)
 			continue;
 		for (k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-			json_t *args = json_loads(shapes[k], JSON_ALLOW_NUL, NULL);
+			json_t *args =
+			    json_loads(shapes[k], JSON_ALLOW_NUL, NULL);
 			r = tt_call(&t, def->name, args);
 			json_decref(r);
 		}

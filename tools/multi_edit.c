@@ -34,8 +34,7 @@ multi_edit_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		    "edits must be an array of 1 to %d edits", MULTI_EDIT_MAX);
 		goto out;
 	}
-	json_array_foreach(edits, i, e)
-	{
+	for (i = 0; (e = json_array_get(edits, i)) != NULL; i++) {
 		const char *old = tool_str(e, "old_string");
 		const char *new_ = tool_str(e, "new_string");
 		if (json_object_get(e, "path") != NULL) {
@@ -111,8 +110,9 @@ multi_edit_subjects(json_t *args, json_t *arr)
 	json_t *e, *def = json_object_get(args, "path");
 	size_t i;
 
-	json_array_foreach(json_object_get(args, "edits"), i, e)
-	{
+	for (i = 0;
+	     (e = json_array_get(json_object_get(args, "edits"), i)) != NULL;
+	     i++) {
 		json_t *p = json_object_get(e, "path");
 		if (p == NULL)
 			p = def;

@@ -996,11 +996,12 @@ perm_load(struct perm *p, json_t *cfg, char **why)
 		r = -SHIRO_ERR_INVAL;
 		goto out;
 	}
-	json_array_foreach(rules, i,
-	    v) if ((r = perm_add(n, json_string_value(v), why)) < 0) goto out;
-	json_array_foreach(protect, i,
-	    v) if ((r = perm_protect(n, json_string_value(v), why)) <
-	    0) goto out;
+	for (i = 0; (v = json_array_get(rules, i)) != NULL; i++)
+		if ((r = perm_add(n, json_string_value(v), why)) < 0)
+			goto out;
+	for (i = 0; (v = json_array_get(protect, i)) != NULL; i++)
+		if ((r = perm_protect(n, json_string_value(v), why)) < 0)
+			goto out;
 	perm_clear(p);
 	p->rules = n->rules;
 	p->n = n->n;
@@ -1199,8 +1200,7 @@ perm_check(struct perm *p, struct perm_turn *turn, const char *tool,
 		}
 		free(cmd);
 	}
-	json_array_foreach(subjects, i, s)
-	{
+	for (i = 0; (s = json_array_get(subjects, i)) != NULL; i++) {
 		const char *subj = json_string_value(s);
 		char *norm =
 		    def->kind == TOOL_EXEC ? xstrdup(subj) : perm_norm(p, subj);

@@ -27,8 +27,7 @@ read_many_files_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 	/* The output cap is shared evenly between the files. */
 	share = tool_ctx_max(ctx) / n;
 	files = json_array();
-	json_array_foreach(paths, i, v)
-	{
+	for (i = 0; (v = json_array_get(paths, i)) != NULL; i++) {
 		if (!json_is_string(v)) {
 			one = tool_error("paths[%zu] is not a string", i);
 			json_array_append_new(files, one);
@@ -57,8 +56,9 @@ read_many_files_subjects(json_t *args, json_t *arr)
 	json_t *v;
 	size_t i;
 
-	json_array_foreach(json_object_get(args, "paths"), i, v)
-	{
+	for (i = 0;
+	     (v = json_array_get(json_object_get(args, "paths"), i)) != NULL;
+	     i++) {
 		if (!json_is_string(v))
 			return -1;
 		json_array_append(arr, v);

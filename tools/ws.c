@@ -499,14 +499,16 @@ ws_recover(int wsfd)
 	const char *base;
 
 	doc = ws_journal_get(wsfd, WS_JOURNAL, &present);
-	json_array_foreach(json_object_get(doc, "ops"), i, v)
-	    ws_replay(wsfd, v);
+	for (i = 0;
+	     (v = json_array_get(json_object_get(doc, "ops"), i)) != NULL; i++)
+		ws_replay(wsfd, v);
 	json_decref(doc);
 	if (present)
 		unlinkat(wsfd, WS_JOURNAL, 0);
 	doc = ws_journal_get(wsfd, WS_JOURNAL_PREP, &present);
-	json_array_foreach(json_object_get(doc, "temps"), i, v)
-	{
+	for (i = 0;
+	     (v = json_array_get(json_object_get(doc, "temps"), i)) != NULL;
+	     i++) {
 		const char *rel = json_string_value(v);
 		if (rel == NULL || !ws_is_tmp(rel))
 			continue;
