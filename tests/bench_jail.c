@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,6 +30,21 @@ bench_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* bench_cpu - CPU seconds (user and system) of this process and of
+ * every child reaped so far, the jail's whole tree included. */
+static double
+bench_cpu(void)
+{
+	struct rusage self, kids;
+
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return self.ru_utime.tv_sec + self.ru_utime.tv_usec / 1e6 +
+	    self.ru_stime.tv_sec + self.ru_stime.tv_usec / 1e6 +
+	    kids.ru_utime.tv_sec + kids.ru_utime.tv_usec / 1e6 +
+	    kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
 }
 
 /* bench_spawn - fork+exec argv and wait; 0 if it exited 0. */
@@ -69,7 +85,7 @@ main(int argc, char **argv)
 	char *bwrap[] = {
 	    "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true", NULL};
 	char *cli[] = {jailbin, "--workspace", ws, "--", "true", NULL};
-	double t[4] = {0, 0, 0, 0}, start;
+	double t[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, start, cstart;
 	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap;
 	ssize_t n;
 	char *slash;
@@ -108,6 +124,7 @@ main(int argc, char **argv)
 		for (j = 0; j < 4; j++) {
 			k = order[j];
 			start = bench_now();
+			cstart = bench_cpu();
 			switch (k) {
 			case 0:
 				if (bench_spawn(plain) != 0)
@@ -127,24 +144,30 @@ main(int argc, char **argv)
 				break;
 			}
 			t[k] += bench_now() - start;
+			c[k] += bench_cpu() - cstart;
 		}
 	}
 	rmdir(ws);
-	printf("bench_jail: %d runs each, mean wall time per run of true\n",
+	printf("bench_jail: %d runs each of true; per run: wall time, and CPU "
+	       "time of the whole process tree\n",
 	    rounds);
-	printf("  %-44s %9s %9s\n", "how", "ms/run", "vs bwrap");
+	printf("  %-42s %8s %8s %8s %8s\n", "how", "wall ms", "vs bwrap",
+	    "cpu ms", "vs bwrap");
 	{
 		static const char *names[] = {"fork+exec true (no jail)",
 		    "jail_run() in-process", "shiro-jail -- true",
 		    "bwrap --unshare-all --ro-bind / / true"};
 		for (k = 0; k < 4; k++) {
 			if (k == 3 && !have_bwrap) {
-				printf("  %-44s %9s\n", names[k], "absent");
+				printf("  %-42s %8s\n", names[k], "absent");
 				continue;
 			}
-			printf("  %-44s %9.3f", names[k], t[k] / rounds * 1e3);
+			printf("  %-42s %8.3f", names[k], t[k] / rounds * 1e3);
 			if (have_bwrap)
-				printf(" %8.2fx", t[k] / t[3]);
+				printf(" %7.2fx", t[k] / t[3]);
+			printf(" %8.3f", c[k] / rounds * 1e3);
+			if (have_bwrap && c[3] > 0)
+				printf(" %7.2fx", c[k] / c[3]);
 			printf("\n");
 		}
 	}
