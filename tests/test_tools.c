@@ -318,6 +318,15 @@ apply_patch_applies_or_nothing(void)
 	json_decref(r);
 	CHECK(tt_same(t.ws, "src/m.c", "zero\none\nTWO\nthree\nfour\n"));
 	CHECK(tt_same(t.ws, "docs/new.md", "# New\ntext\n"));
+	/* A new file in a new directory, and a hunk that fails: not even
+	 * the directory is made. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- /dev/null\n+++ b/newdir/sub/x.c\n@@ -0,0 +1 @@\n+x\n"
+		"--- a/src/m.c\n+++ b/src/m.c\n@@ -1 +1 @@\n-absent\n+y\n"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "newdir"));
 	/* Creating a file that exists is refused. */
 	r = tt_call(&t, "apply_patch",
 	    json_pack("{ss}", "patch",

@@ -397,8 +397,6 @@ apply_patch_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 			ws_txn_unlink(t, orel);
 			action = "deleted";
 		} else {
-			if (orel == NULL || strcmp(orel, nrel) != 0)
-				ws_mkdirs(ctx->wsfd, nrel);
 			ws_txn_write(
 			    t, nrel, out.data, out.len, 0, orel == NULL);
 			action = orel == NULL ? "created" : "modified";

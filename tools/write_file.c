@@ -31,13 +31,13 @@ write_file_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		*result = tool_path_error(rel, -EFBIG);
 		goto out;
 	}
-	r = ws_mkdirs(ctx->wsfd, rel);
-	if (r == 0 && (r = ws_parent(ctx->wsfd, rel, &dfd, &base)) == 0) {
+	r = ws_parent(ctx->wsfd, rel, &dfd, &base);
+	if (r == 0) {
 		if (fstatat(dfd, base, &st, AT_SYMLINK_NOFOLLOW) == 0)
 			created = 0;
 		close(dfd);
 	}
-	if (r < 0) {
+	if (r < 0 && r != -ENOENT) {
 		*result = tool_path_error(rel, r);
 		goto out;
 	}

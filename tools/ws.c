@@ -29,6 +29,7 @@ struct ws_op {
 	size_t len;
 	mode_t mode;
 	int excl;
+	int mkdirs; /* its directory is missing: create it at commit */
 	int dirfd;
 	const char *base;
 	char *tmprel;
@@ -536,10 +537,13 @@ ws_txn_check(struct ws_txn *t, struct ws_op *op)
 	int r;
 
 	r = ws_parent(t->wsfd, op->rel, &op->dirfd, &op->base);
-	if (r < 0)
+	if (r == -ENOENT && !op->unlink)
+		op->mkdirs = 1; /* made once the whole set has been checked */
+	else if (r < 0)
 		return r;
-	if (fstatat(op->dirfd, op->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
-		if (errno != ENOENT || op->unlink)
+	if (op->mkdirs ||
+	    fstatat(op->dirfd, op->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+		if (!op->mkdirs && (errno != ENOENT || op->unlink))
 			return -errno;
 		if (op->mode == 0) {
 			mode_t um = umask(022);
@@ -619,6 +623,20 @@ ws_txn_commit(struct ws_txn *t, char **failed)
 			json_array_append_new(temps, json_string(op->tmprel));
 			json_array_append_new(
 			    ops, json_pack("[sss]", "R", op->tmprel, op->rel));
+		}
+	}
+	/* Every operation passed its checks: now the missing directories
+	 * of new files are made (they stay if a later step fails). */
+	for (i = 0; i < t->n; i++) {
+		op = &t->ops[i];
+		if (!op->mkdirs)
+			continue;
+		r = ws_mkdirs(t->wsfd, op->rel);
+		if (r == 0)
+			r = ws_parent(t->wsfd, op->rel, &op->dirfd, &op->base);
+		if (r < 0) {
+			*failed = xstrdup(op->rel);
+			goto out;
 		}
 	}
 	doc = json_pack("{sO}", "temps", temps);
