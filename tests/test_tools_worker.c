@@ -27,9 +27,10 @@ struct tw {
 	struct msg_ident id;
 };
 
-/* tw_start - bind the ROUTER and start the worker program prog. */
+/* tw_start - bind the ROUTER and start the worker program prog, with
+ * SHIRO_WORKSPACE set to ws (NULL: unset). */
 static void
-tw_start(struct tw *w, const char *prog)
+tw_start(struct tw *w, const char *prog, const char *ws)
 {
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -45,7 +46,10 @@ tw_start(struct tw *w, const char *prog)
 	w->pid = fork();
 	CHECK(w->pid >= 0);
 	if (w->pid == 0) {
-		unsetenv("SHIRO_WORKSPACE");
+		if (ws != NULL)
+			setenv("SHIRO_WORKSPACE", ws, 1);
+		else
+			unsetenv("SHIRO_WORKSPACE");
 		execl(path, path, "--endpoint", w->endpoint, "--heartbeat-ms",
 		    "200", "--give-up-ms", "20000", (char *)NULL);
 		_exit(127);
@@ -106,6 +110,15 @@ tw_job(struct tw *w, unsigned id, const char *tool, const char *args,
 	msg_destroy(&m);
 }
 
+/* drop_ready - wait for the worker's READY. */
+static void
+drop_ready(struct tw *w)
+{
+	struct msg *m = tw_recv(w, MSG_READY, MSG_READY, 5000);
+
+	msg_destroy(&m);
+}
+
 /* tw_result - the result document of a RESULT (caller frees). */
 static json_t *
 tw_result(struct msg *m)
@@ -131,7 +144,7 @@ fs_worker_runs_file_tools(void)
 
 	tt_setup(&t);
 	tt_put(t.ws, "a.txt", "hello\n");
-	tw_start(&w, "shiro-fs-worker");
+	tw_start(&w, "shiro-fs-worker", NULL);
 	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
 	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "fs") == 0);
 	msg_destroy(&m);
@@ -181,7 +194,7 @@ tool_worker_streams_and_cancels(void)
 	json_t *doc;
 
 	tt_setup(&t);
-	tw_start(&w, "shiro-tool-worker");
+	tw_start(&w, "shiro-tool-worker", NULL);
 	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
 	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "tool") == 0);
 	msg_destroy(&m);
@@ -222,9 +235,41 @@ tool_worker_streams_and_cancels(void)
 	tw_stop(&w);
 }
 
+/* An fs worker started for one workspace serves only that one. */
+static void
+fs_worker_serves_one_workspace(void)
+{
+	struct tt t;
+	struct tw w = {0};
+	struct msg *m;
+	const char *s = NULL;
+	json_t *doc;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "mine\n");
+	tt_put(t.out, "b.txt", "theirs\n");
+	tw_start(&w, "shiro-fs-worker", t.ws);
+	drop_ready(&w);
+	tw_job(&w, 1, "read_file", "{\"path\":\"a.txt\"}", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 5000);
+	CHECK(msg_type(m) == MSG_RESULT);
+	doc = tw_result(m);
+	CHECK_EQ_STR(tt_str(doc, "content"), "mine\n");
+	json_decref(doc);
+	msg_destroy(&m);
+	tw_job(&w, 2, "read_file", "{\"path\":\"b.txt\"}", t.out);
+	m = tw_recv(&w, MSG_FAIL, MSG_RESULT, 5000);
+	CHECK(msg_type(m) == MSG_FAIL);
+	CHECK(msg_get_str(m, "code", &s, NULL) == 0 &&
+	    strcmp(s, "workspace") == 0);
+	msg_destroy(&m);
+	tw_stop(&w);
+}
+
 static const struct harness_test tests[] = {
     HT(fs_worker_runs_file_tools),
     HT(tool_worker_streams_and_cancels),
+    HT(fs_worker_serves_one_workspace),
 };
 
 HARNESS_MAIN(tests)
