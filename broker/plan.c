@@ -64,12 +64,15 @@ struct plan_ready {
 	uint8_t l;
 };
 
-/* A pair that can merge: its first line (l, i) and the due's numerator. */
+/*
+ * A pair that can merge: its first line, at place k of the view during
+ * a fit, first its first message, and key = num << (63 - l) for its due
+ * num/2^l (see plan_cand_before).
+ */
 struct plan_cand {
-	uint64_t num;
-	uint64_t i;
-	size_t k; /* the first line's place in the view during the fit */
-	uint8_t l;
+	unsigned __int128 key;
+	uint64_t first;
+	size_t k;
 };
 
 struct plan {
@@ -432,21 +435,20 @@ plan_due_num(const struct plan *p, const struct plan_line *a)
 }
 
 /*
- * plan_cand_before - whether pair a goes before pair b: more due, that
- * is num_a/2^la > num_b/2^lb, compared exactly as num_a*2^lb > num_b*2^la
- * in 128 bits; on equal dues the oldest pair (the smaller first message).
+ * plan_cand_before - whether pair a goes before pair b: more due, else
+ * older.  Dues are compared exactly, in integers: num_a/2^la >
+ * num_b/2^lb is num_a*2^lb > num_b*2^la, and multiplying both sides by
+ * 2^(126-la-lb) gives num_a*2^(63-la) > num_b*2^(63-lb), the keys (less
+ * than 2^126 as num < 2^63 and l <= 62).
  */
 static int
 plan_cand_before(const struct plan_cand *a, const struct plan_cand *b)
 {
-	unsigned __int128 x = (unsigned __int128)a->num << b->l;
-	unsigned __int128 y = (unsigned __int128)b->num << a->l;
-
-	if (x != y)
-		return x > y;
+	if (a->key != b->key)
+		return a->key > b->key;
 	if (PLAN_MUTANT == MUTANT_NEWEST)
-		return (a->i << a->l) > (b->i << b->l);
-	return (a->i << a->l) < (b->i << b->l);
+		return a->first > b->first;
+	return a->first < b->first;
 }
 
 /* plan_can_merge - whether the pair at a merges: its parent is built. */
@@ -473,9 +475,8 @@ plan_heap_offer(struct plan *p, const struct plan_lines *v, size_t k, size_t k2)
 
 	if ((a->i & 1) != 0 || v->v[k2].l != a->l || !plan_can_merge(p, a))
 		return;
-	c.num = plan_due_num(p, a);
-	c.i = a->i;
-	c.l = a->l;
+	c.key = (unsigned __int128)plan_due_num(p, a) << (63 - a->l);
+	c.first = a->i << a->l;
 	c.k = k;
 	if (p->nheap == p->heap_cap) {
 		p->heap_cap = p->heap_cap ? p->heap_cap * 2 : 64;
