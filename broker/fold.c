@@ -309,11 +309,15 @@ int
 fold_render(struct store *s, const struct plan *p, struct buf *out)
 {
 	struct fold_texts t = {s, NULL, 0, 0};
-	struct render_source src = {fold_text, &t};
+	struct render_source src;
 	const struct plan_line *lines;
 	size_t n, k;
 	int ret;
 
+	/* By field: the renderer may grow fields we leave at zero. */
+	memset(&src, 0, sizeof(src));
+	src.text = fold_text;
+	src.arg = &t;
 	plan_view(p, &lines, &n);
 	ret = render_view(out, lines, n, &src, NULL);
 	for (k = 0; k < t.n; k++)

@@ -5,7 +5,9 @@
  * nodesize: (l, i / 256) -> 256 x u16: size + 1 of each node of the block,
  *           0 when not built (the small table the fold walks: a fold of
  *           a chat of 1,000,000 messages reads about 4 MB of it)
- * merges:   seq u64 -> t u64, open u8, n u32, then n times (l u8, i u64)
+ * merges:   seq u64 -> t u64, open u8, n u32, then n times: l u8 and the
+ *           zigzag varint of i minus the previous i of that level in the
+ *           record (batches merge neighbours: 2-3 bytes a merge)
  * All keys and numbers are big-endian, so keys sort numerically.
  */
 #include <stdlib.h>
@@ -22,7 +24,7 @@
 
 #define STORE_TREE_NODE_HDR 12 /* size 4, date 8 */
 #define STORE_TREE_BATCH_HDR 13 /* t 8, open 1, n 4 */
-#define STORE_TREE_MERGE 9 /* l 1, i 8 */
+#define STORE_TREE_MERGE 11 /* the most one merge takes: l 1, varint 10 */
 
 /* Node puts and batch records for one write transaction. */
 struct store_tree_put {
@@ -464,6 +466,7 @@ store_tree_batch_put(
 {
 	unsigned char kb[8], *val;
 	MDB_val k = {sizeof(kb), kb}, v;
+	uint64_t prev[STORE_LEVEL_MAX + 1];
 	size_t j, vlen;
 	int rc;
 
@@ -472,17 +475,25 @@ store_tree_batch_put(
 			return store_fail(s, -SHIRO_ERR_INVAL,
 			    "merge into (%u, %llu), which is not built",
 			    b->merges[j].l, (unsigned long long)b->merges[j].i);
-	vlen = STORE_TREE_BATCH_HDR + b->n * STORE_TREE_MERGE;
-	val = xmalloc(vlen);
+	val = xmalloc(STORE_TREE_BATCH_HDR + b->n * STORE_TREE_MERGE);
 	store_be64(val, b->t);
 	val[8] = b->open ? 1 : 0;
 	store_be32(val + 9, (uint32_t)b->n);
+	memset(prev, 0, sizeof(prev));
+	vlen = STORE_TREE_BATCH_HDR;
 	for (j = 0; j < b->n; j++) {
-		unsigned char *p =
-		    val + STORE_TREE_BATCH_HDR + j * STORE_TREE_MERGE;
+		unsigned l = b->merges[j].l;
+		uint64_t d = b->merges[j].i - prev[l];
 
-		p[0] = (unsigned char)b->merges[j].l;
-		store_be64(p + 1, b->merges[j].i);
+		prev[l] = b->merges[j].i;
+		/* zigzag: small steps either way are small numbers */
+		d = (d << 1) ^ (uint64_t)(-(int64_t)(d >> 63));
+		val[vlen++] = (unsigned char)l;
+		do {
+			val[vlen++] =
+			    (unsigned char)((d & 0x7f) | (d > 0x7f ? 0x80 : 0));
+			d >>= 7;
+		} while (d != 0);
 	}
 	store_be64(kb, seq);
 	v.mv_size = vlen;
@@ -525,17 +536,16 @@ store_tree_batch_decode(struct store *s, const MDB_val *k, const MDB_val *v,
     struct store_batch *b, struct store_merge **scratch, size_t *cap)
 {
 	const unsigned char *p = v->mv_data;
-	size_t j, n;
+	uint64_t prev[STORE_LEVEL_MAX + 1];
+	size_t j, n, pos;
 
 	if (k->mv_size != 8 || v->mv_size < STORE_TREE_BATCH_HDR)
 		return store_fail(s, -SHIRO_ERR_CORRUPT, "merges: bad record");
 	n = store_get32(p + 9);
-	if (v->mv_size != STORE_TREE_BATCH_HDR + n * STORE_TREE_MERGE ||
-	    p[8] > 1)
-		return store_fail(s, -SHIRO_ERR_CORRUPT,
-		    "merges: record %llu has the wrong length",
-		    (unsigned long long)store_get64(k->mv_data));
 	b->seq = store_get64(k->mv_data);
+	/* Each merge takes at least 2 bytes: a count past that is damage. */
+	if (p[8] > 1 || n > (v->mv_size - STORE_TREE_BATCH_HDR) / 2)
+		goto bad;
 	b->t = store_get64(p);
 	b->open = p[8];
 	b->n = n;
@@ -543,15 +553,35 @@ store_tree_batch_decode(struct store *s, const MDB_val *k, const MDB_val *v,
 		*cap = n;
 		*scratch = xreallocarray(*scratch, n, sizeof(**scratch));
 	}
+	memset(prev, 0, sizeof(prev));
+	pos = STORE_TREE_BATCH_HDR;
 	for (j = 0; j < n; j++) {
-		const unsigned char *m =
-		    p + STORE_TREE_BATCH_HDR + j * STORE_TREE_MERGE;
+		unsigned l, shift = 0;
+		uint64_t d = 0;
+		unsigned char byte;
 
-		(*scratch)[j].l = m[0];
-		(*scratch)[j].i = store_get64(m + 1);
+		if (pos >= v->mv_size || (l = p[pos++]) > STORE_LEVEL_MAX)
+			goto bad;
+		do {
+			if (pos >= v->mv_size || shift > 63)
+				goto bad;
+			byte = p[pos++];
+			d |= (uint64_t)(byte & 0x7f) << shift;
+			shift += 7;
+		} while (byte & 0x80);
+		d = (d >> 1) ^ (uint64_t)(-(int64_t)(d & 1));
+		prev[l] += d;
+		(*scratch)[j].l = l;
+		(*scratch)[j].i = prev[l];
 	}
+	if (pos != v->mv_size)
+		goto bad;
 	b->merges = *scratch;
 	return 0;
+bad:
+	return store_fail(s, -SHIRO_ERR_CORRUPT,
+	    "merges: record %llu does not decode",
+	    (unsigned long long)store_get64(k->mv_data));
 }
 
 /* store_batch_iter - every record from seq first on. */
