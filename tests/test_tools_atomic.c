@@ -272,10 +272,77 @@ atomic_write_file_kill(void)
 	buf_free(&big);
 }
 
+/* at_writer - in a child: 25 two-file write sets on the files named
+ * after tag; exits with the number that failed. */
+static void
+at_writer(struct tt *t, const char *tag)
+{
+	char a[64], b[64], text[64], old[32], new_[32];
+	int i, bad = 0;
+
+	snprintf(a, sizeof(a), "%s-1.txt", tag);
+	snprintf(b, sizeof(b), "%s-2.txt", tag);
+	for (i = 0; i < 25; i++) {
+		json_t *r = NULL;
+		snprintf(text, sizeof(text), "%s %d\n", tag, i);
+		tool_call(
+		    "apply_patch", json_pack("{ss}", "patch", ""), &t->ctx, &r);
+		json_decref(r);
+		r = NULL;
+		tool_call("write_file",
+		    json_pack("{ssss}", "path", a, "content", text), &t->ctx,
+		    &r);
+		bad += !tt_ok(r);
+		json_decref(r);
+		r = NULL;
+		snprintf(old, sizeof(old), "n=%d\n", i);
+		snprintf(new_, sizeof(new_), "n=%d\n", i + 1);
+		tool_call("multi_edit",
+		    json_pack("{s[{ssssss}{ssssss}]}", "edits", "path", a,
+			"old_string", text, "new_string", "x\n", "path", b,
+			"old_string", old, "new_string", new_),
+		    &t->ctx, &r);
+		bad += !tt_ok(r);
+		json_decref(r);
+	}
+	_exit(bad > 100 ? 100 : bad);
+}
+
+/* Two processes committing write sets in one workspace at once: each
+ * waits for the other's set, none undoes the other's. */
+static void
+atomic_concurrent_writers(void)
+{
+	struct tt t;
+	pid_t pa, pb;
+	int sa, sb;
+
+	tt_setup(&t);
+	tt_put(t.ws, "a-2.txt", "n=0\n");
+	tt_put(t.ws, "b-2.txt", "n=0\n");
+	pa = fork();
+	CHECK(pa >= 0);
+	if (pa == 0)
+		at_writer(&t, "a");
+	pb = fork();
+	CHECK(pb >= 0);
+	if (pb == 0)
+		at_writer(&t, "b");
+	CHECK(waitpid(pa, &sa, 0) == pa && waitpid(pb, &sb, 0) == pb);
+	CHECKF(WIFEXITED(sa) && WEXITSTATUS(sa) == 0, "writer a: %d failed",
+	    WEXITSTATUS(sa));
+	CHECKF(WIFEXITED(sb) && WEXITSTATUS(sb) == 0, "writer b: %d failed",
+	    WEXITSTATUS(sb));
+	CHECK(
+	    tt_same(t.ws, "a-1.txt", "x\n") && tt_same(t.ws, "b-1.txt", "x\n"));
+	CHECK(at_leftovers(t.ws) == 0);
+}
+
 static const struct harness_test tests[] = {
     HT_SLOW(atomic_kill_at_every_step, 120),
     HT_SLOW(atomic_kill_at_random_times, 120),
     HT_SLOW(atomic_write_file_kill, 120),
+    HT_SLOW(atomic_concurrent_writers, 120),
 };
 
 HARNESS_MAIN(tests)

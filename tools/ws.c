@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -490,9 +491,31 @@ ws_replay(int wsfd, json_t *op)
 	}
 }
 
-/* ws_recover - finish (committed) or undo (prepared) a killed set. */
-int
-ws_recover(int wsfd)
+/* ws_lock - take the workspace's write-set lock (flock on a fresh
+ * open of the directory, so it is this call's own); the lock fd, or
+ * -EBUSY after 10 s of waiting. */
+static int
+ws_lock(int wsfd)
+{
+	int fd, i;
+
+	fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (i = 0; i < 1000; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK && errno != EINTR)
+			break;
+		usleep(10000);
+	}
+	close(fd);
+	return -EBUSY;
+}
+
+/* ws_recover_locked - ws_recover with the lock held. */
+static void
+ws_recover_locked(int wsfd)
 {
 	json_t *doc, *v;
 	size_t i;
@@ -523,6 +546,18 @@ ws_recover(int wsfd)
 		unlinkat(wsfd, WS_JOURNAL_PREP, 0);
 	unlinkat(wsfd, WS_JOURNAL_NEW, 0);
 	fsync(wsfd);
+}
+
+/* ws_recover - finish (committed) or undo (prepared) a killed set. */
+int
+ws_recover(int wsfd)
+{
+	int lock = ws_lock(wsfd);
+
+	if (lock < 0)
+		return lock; /* a live process is committing: leave it be */
+	ws_recover_locked(wsfd);
+	close(lock);
 	return 0;
 }
 
@@ -600,11 +635,20 @@ int
 ws_txn_commit(struct ws_txn *t, char **failed)
 {
 	json_t *temps = json_array(), *ops = json_array(), *doc;
-	int r = 0, journaled = t->n > 1;
+	int r = 0, journaled = t->n > 1, lock = -1;
 	size_t i, j;
 	struct ws_op *op;
 
 	*failed = NULL;
+	/* One write set at a time per workspace, across processes; what a
+	 * killed one left is dealt with first. */
+	lock = ws_lock(t->wsfd);
+	if (lock < 0) {
+		*failed = xstrdup(".");
+		r = lock;
+		goto out;
+	}
+	ws_recover_locked(t->wsfd);
 	for (i = 0; i < t->n && r == 0; i++) {
 		op = &t->ops[i];
 		for (j = 0; j < i; j++)
@@ -703,6 +747,8 @@ undo:
 			unlinkat(t->ops[i].dirfd, t->ops[i].tmpbase, 0);
 	unlinkat(t->wsfd, WS_JOURNAL_PREP, 0);
 out:
+	if (lock >= 0)
+		close(lock);
 	json_decref(temps);
 	json_decref(ops);
 	return r;
