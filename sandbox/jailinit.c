@@ -152,7 +152,7 @@ jailinit_fs(const char *fstype, const char *opts, unsigned attr)
 	return mnt;
 }
 
-/* jailinit_openat2 - open path beneath dfd without following any symlink
+/* jailinit_beneath - open path beneath dfd without following any symlink
  * or leaving dfd's tree; O_PATH. */
 static int
 jailinit_beneath(int dfd, const char *path)
@@ -222,7 +222,7 @@ jailinit_maps(struct jailinit_plan *p)
 }
 
 /* jailinit_hide - cover the object at fd (inside the jail) with an empty
- * read-only directory, or /dev/null for a file.  nullsrc is the jail's
+ * read-only directory, or  /dev/null for a file.  devdir is the jail's
  * /dev directory. */
 static void
 jailinit_hide(struct jailinit_plan *p, int fd, int devdir)
