@@ -222,7 +222,7 @@ jailinit_maps(struct jailinit_plan *p)
 }
 
 /* jailinit_hide - cover the object at fd (inside the jail) with an empty
- * read-only directory, or  /dev/null for a file.  devdir is the jail's
+ * read-only directory, or /dev/null for a file.  devdir is the jail's
  * /dev directory. */
 static void
 jailinit_hide(struct jailinit_plan *p, int fd, int devdir)
