@@ -544,6 +544,74 @@ merge_records_append_and_read_back_in_order(void)
 	buf_free(&out);
 }
 
+/* keep_batch - store_batch_iter callback copying the one record. */
+static int
+keep_batch(void *arg, const struct store_batch *b)
+{
+	struct store_batch *out = arg;
+
+	out->t = b->t;
+	out->open = b->open;
+	out->n = b->n;
+	out->merges = xmemdup(b->merges, b->n * sizeof(*b->merges));
+	return 0;
+}
+
+/* A record's merges come back in their order whatever their levels and
+ * steps (forwards, backwards, far): the encoding is exact. */
+static void
+merge_records_keep_any_order_exactly(void)
+{
+	const char *home = harness_tmpdir();
+	struct store_node_in *nodes = xcalloc(128, sizeof(*nodes));
+	struct store_merge *mg = xcalloc(128, sizeof(*mg));
+	struct store_batch b, got;
+	struct store_msg_in m[64];
+	uint64_t ids[64];
+	struct store *s;
+	size_t n = 0, nm = 0, k;
+	unsigned l, seed = 3;
+	uint64_t i;
+
+	s = open_home(home);
+	for (k = 0; k < 64; k++)
+		m[k] = (struct store_msg_in){STORE_KIND_USER, "m", 1, NULL, 0};
+	CHECK_EQ_INT(store_append_batch(s, m, 64, ids), 0);
+	for (l = 0; l <= 6; l++)
+		for (i = 0; i < (64u >> l); i++) {
+			nodes[n++] = (struct store_node_in){l, i, "t", 1, 1, 0};
+			if (l > 0)
+				mg[nm++] = (struct store_merge){l, i};
+		}
+	/* Shuffle the merges: the record keeps whatever order it gets. */
+	for (k = nm - 1; k > 0; k--) {
+		size_t j = (size_t)rand_r(&seed) % (k + 1);
+		struct store_merge tmp = mg[k];
+
+		mg[k] = mg[j];
+		mg[j] = tmp;
+	}
+	memset(&b, 0, sizeof(b));
+	b.t = 64;
+	b.open = 1;
+	b.n = nm;
+	b.merges = mg;
+	CHECK_EQ_INT(store_tree_commit(s, nodes, n, &b, 1), 0);
+	store_close(&s);
+	s = open_home(home);
+	memset(&got, 0, sizeof(got));
+	CHECK_EQ_INT(store_batch_iter(s, 0, keep_batch, &got), 0);
+	CHECK_EQ_INT(got.n, nm);
+	CHECK_EQ_INT(got.t, 64);
+	CHECK_EQ_INT(got.open, 1);
+	for (k = 0; k < nm; k++)
+		CHECK(got.merges[k].l == mg[k].l && got.merges[k].i == mg[k].i);
+	free(got.merges);
+	store_close(&s);
+	free(nodes);
+	free(mg);
+}
+
 /* view.json is [[l,i],...], replaced whole, and loads back. */
 static void
 the_view_saves_atomically_and_loads_back(void)
@@ -918,6 +986,7 @@ static const struct harness_test tests[] = {
     HT(a_crash_before_the_index_commit_loses_nothing),
     HT(nodes_are_written_once_and_read_back),
     HT(merge_records_append_and_read_back_in_order),
+    HT(merge_records_keep_any_order_exactly),
     HT(the_view_saves_atomically_and_loads_back),
     HT(notes_and_todos_put_get_list_delete),
     HT(tool_output_is_clipped_to_head_and_tail),
