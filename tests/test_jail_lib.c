@@ -21,10 +21,17 @@ jt_capture(void *arg, enum jail_stream stream, const char *data, size_t len)
 	buf_add(stream == JAIL_STDOUT ? &r->out : &r->err, data, len);
 }
 
-/* jt_spec - a spec with the defaults, workspace ws and argv. */
+/* jt_spec - a spec with the defaults, workspace ws and argv; skips the
+ * test where the kernel cannot run the jail. */
 void
 jt_spec(struct jail_spec *spec, const char *ws, const char *const *argv)
 {
+	struct jail_features f;
+
+	jail_probe(&f);
+	if (f.missing[0] != '\0')
+		harness_skip(
+		    "the jail cannot run here: it lacks %s", f.missing);
 	jail_spec_init(spec);
 	spec->workspace = ws;
 	spec->argv = argv;

@@ -15,7 +15,8 @@ struct jt_run {
 	int rc; /* jail_run's return */
 };
 
-/* jt_spec - a spec with the defaults, workspace ws and argv. */
+/* jt_spec - a spec with the defaults, workspace ws and argv; skips the
+ * test where the kernel cannot run the jail. */
 void jt_spec(struct jail_spec *spec, const char *ws, const char *const *argv);
 
 /* jt_exec - jail_run(spec) with stdout and stderr captured into r. */
