@@ -42,6 +42,41 @@ render_flatten(struct buf *out, const char *s, size_t len)
 	buf_add(out, s + from, len - from);
 }
 
+/* render_cut - cut s to at most max bytes, not inside a character. */
+size_t
+render_cut(const char *s, size_t len, size_t max)
+{
+	if (len <= max)
+		return len;
+	/* Back off continuation bytes (10xxxxxx) of a cut character. */
+	while (max > 0 && ((unsigned char)s[max] & 0xc0) == 0x80)
+		max--;
+	return max;
+}
+
+/* render_unbuilt - an unbuilt message's line: placeholder or cut input. */
+static int
+render_unbuilt(struct buf *out, uint64_t m, const struct render_source *src)
+{
+	struct buf flat = BUF_INIT;
+	const char *s;
+	size_t len;
+	int rc;
+
+	if (src->input == NULL) {
+		buf_adds(out, RENDER_PLACEHOLDER);
+		return 0;
+	}
+	if ((rc = src->input(src->arg, m, &s, &len)) < 0)
+		return rc;
+	render_flatten(&flat, s, len);
+	if (flat.len > 0)
+		buf_add(
+		    out, flat.data, render_cut(flat.data, flat.len, src->cut));
+	buf_free(&flat);
+	return 0;
+}
+
 /* render_name - "id+n" of node (l, i). */
 void
 render_name(struct buf *out, unsigned l, uint64_t i)
@@ -68,7 +103,8 @@ render_view(struct buf *out, const struct plan_line *lines, size_t n,
 		render_name(out, lines[k].l, lines[k].i);
 		buf_addc(out, '|');
 		if (!lines[k].built) {
-			buf_adds(out, RENDER_PLACEHOLDER);
+			if ((rc = render_unbuilt(out, lines[k].i, src)) < 0)
+				goto out;
 		} else {
 			if ((rc = src->text(src->arg, lines[k].l, lines[k].i,
 				 &s, &len)) < 0)

@@ -28,12 +28,17 @@
  * Where the text of node (l, i) comes from.  text() sets *s and *len to
  * the node's text, borrowed until render_view() returns, and returns 0
  * or a negative SHIRO_ERR_* that render_view() hands back.  It is asked
- * only for built lines.
+ * only for built lines.  input, when not NULL, is asked for the text of
+ * an unbuilt message m the same way, and the line shows that text
+ * flattened and cut to cut bytes at a character boundary instead of the
+ * placeholder (D10: a turn that stopped waiting for its summaries).
  */
 struct render_source {
 	int (*text)(
 	    void *arg, unsigned l, uint64_t i, const char **s, size_t *len);
+	int (*input)(void *arg, uint64_t m, const char **s, size_t *len);
 	void *arg;
+	size_t cut;
 };
 
 /*
@@ -55,6 +60,12 @@ size_t render_flat_size(const char *s, size_t len);
 
 /* render_flatten - append s to out with every newline as one space. */
 void render_flatten(struct buf *out, const char *s, size_t len);
+
+/*
+ * render_cut - the length of the longest start of s[0..len) that is at
+ * most max bytes and does not end inside a UTF-8 character.
+ */
+size_t render_cut(const char *s, size_t len, size_t max);
 
 /* render_name - append node (l, i)'s name "id+n" to out. */
 void render_name(struct buf *out, unsigned l, uint64_t i);

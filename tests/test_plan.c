@@ -1204,7 +1204,7 @@ render_view_lines(void)
 	struct plan *p = test_new(PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR);
 	struct texts tx = {
 	    {"one\r\ntwo", "three", NULL, NULL}, {1, 0, 0, 0}, {0, 2, 0, 0}, 0};
-	struct render_source src = {texts_get, &tx};
+	struct render_source src = {.text = texts_get, .arg = &tx};
 	struct render_mark mk;
 	const struct plan_line *v;
 	struct plan_batch b;
@@ -1258,7 +1258,7 @@ static void
 render_block_marks(void)
 {
 	struct plan *p = test_new(PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR);
-	struct render_source src = {render_text_x, NULL};
+	struct render_source src = {.text = render_text_x};
 	struct render_mark mk;
 	const struct plan_line *v;
 	struct buf out = BUF_INIT;
@@ -1286,6 +1286,60 @@ render_block_marks(void)
 	buf_reset(&out);
 	render_name(&out, 3, 5);
 	CHECK_EQ_STR(out.data, "40+8");
+	buf_free(&out);
+	plan_destroy(&p);
+}
+
+/* render_input_m - an unbuilt message's text for D10: "\n", 299 "é", "x". */
+static int
+render_input_m(void *arg, uint64_t m, const char **s, size_t *len)
+{
+	static char text[600];
+	size_t k;
+
+	(void)arg;
+	if (m != 1)
+		return -SHIRO_ERR_NOENT;
+	text[0] = '\n';
+	for (k = 1; k + 1 < 600; k += 2) {
+		text[k] = (char)0xc3;
+		text[k + 1] = (char)0xa9;
+	}
+	text[599] = 'x';
+	*s = text;
+	*len = 600;
+	return 0;
+}
+
+/*
+ * D10: once a turn stops waiting, an unbuilt message shows its own text,
+ * flattened and cut to 512 bytes, never inside a character.
+ */
+static void
+render_unbuilt_input(void)
+{
+	struct plan *p = test_new(PLAN_UNIT_BYTES, PLAN_CEILING, PLAN_FLOOR);
+	struct render_source src = {.text = render_text_x,
+	    .input = render_input_m,
+	    .cut = PLAN_NODE_SIZE};
+	const struct plan_line *v;
+	struct buf out = BUF_INIT;
+	const char *line;
+	size_t n;
+
+	CHECK_EQ_INT(plan_append(p, 1, 1), 0);
+	CHECK_EQ_INT(plan_append(p, 0, 600), 0);
+	plan_view(p, &v, &n);
+	CHECK_EQ_INT(render_view(&out, v, n, &src, NULL), 0);
+	line = strstr(out.data, "1+1|");
+	CHECK(line != NULL);
+	line += 4;
+	/* A space, then 255 whole characters: 512 bytes would split one. */
+	CHECK(line[0] == ' ' && (unsigned char)line[1] == 0xc3);
+	CHECK_EQ_INT(strchr(line, '\n') - line, 511);
+	CHECK_EQ_INT(render_cut("ab\xc3\xa9", 4, 3), 2);
+	CHECK_EQ_INT(render_cut("ab\xc3\xa9", 4, 4), 4);
+	CHECK_EQ_INT(render_cut("abc", 3, 0), 0);
 	buf_free(&out);
 	plan_destroy(&p);
 }
@@ -1334,6 +1388,7 @@ static const struct harness_test tests[] = {
     HT(render_flattens_newlines),
     HT(render_view_lines),
     HT(render_block_marks),
+    HT(render_unbuilt_input),
     HT(sizes_follow_the_settings),
 };
 
