@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -494,6 +495,50 @@ jail_cgroup_group(void)
 	CHECK(!jt_host_has("sleep 983.5"));
 }
 
+/* write_file - write text into path; 0 on success. */
+static int
+write_file(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY), rc;
+
+	if (fd < 0)
+		return -1;
+	rc = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
+	close(fd);
+	return rc;
+}
+
+/* Where user namespaces are not allowed, jail_run() refuses with
+ * UNSUPP and names what is missing, and nothing runs unjailed. */
+static void
+jail_refuses_without_userns(void)
+{
+	const char *argv[] = {"sh", "-c", "echo ran > ran", NULL};
+	const char *ws = harness_tmpdir();
+	struct jail_result res;
+	struct jail_spec spec;
+	char map[64];
+	uid_t uid = geteuid();
+	gid_t gid = getegid();
+
+	/* A user namespace of our own in which no further one may be made
+	 * (the limit is per namespace: the host is not touched). */
+	CHECK(unshare(CLONE_NEWUSER) == 0);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)uid, (unsigned)uid);
+	CHECK(write_file("/proc/self/setgroups", "deny") == 0);
+	CHECK(write_file("/proc/self/uid_map", map) == 0);
+	snprintf(map, sizeof(map), "%u %u 1\n", (unsigned)gid, (unsigned)gid);
+	CHECK(write_file("/proc/self/gid_map", map) == 0);
+	if (write_file("/proc/sys/user/max_user_namespaces", "0") != 0)
+		harness_skip("cannot lower max_user_namespaces here");
+	jail_spec_init(&spec);
+	spec.argv = argv;
+	spec.workspace = ws;
+	CHECK_EQ_INT(jail_run(&spec, &res), -SHIRO_ERR_UNSUPP);
+	CHECKF(strstr(res.error, "user namespaces") != NULL, "%s", res.error);
+	CHECK(access(jt_path(ws, "ran"), F_OK) != 0);
+}
+
 /* The probe and the doctor's self-test agree that the jail runs here. */
 static void
 jail_probe_reports(void)
@@ -502,8 +547,8 @@ jail_probe_reports(void)
 
 	CHECK_EQ_INT(jail_probe(&f), 0);
 	if (f.missing[0] != '\0')
-		harness_skip("the jail cannot run here: it lacks %s",
-		    f.missing);
+		harness_skip(
+		    "the jail cannot run here: it lacks %s", f.missing);
 	CHECK(f.userns && f.mntns && f.pidns && f.netns && f.seccomp);
 	CHECK(f.landlock_abi >= 0);
 }
@@ -794,6 +839,7 @@ static const struct harness_test tests[] = {
     HT(unjailed_timeout_kills_group),
     HT(jail_step_api),
     HT(jail_cgroup_group),
+    HT(jail_refuses_without_userns),
     HT(jail_probe_reports),
     HT(lockdown_model),
     HT(lockdown_fs),
