@@ -13,6 +13,10 @@ text_utf8_clean(const char *s, size_t len, struct buf *out)
 
 	buf_reserve(out, len);
 	while (i < len) {
+		if (p[i] > 0 && p[i] < 0x80) {
+			i++; /* ASCII, the common case */
+			continue;
+		}
 		n = utf8_char_len(s + i, len - i);
 		if (n > 0 && p[i] != 0) {
 			i += n;

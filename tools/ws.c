@@ -401,8 +401,10 @@ ws_write_all(int fd, const char *data, size_t len)
 	return 0;
 }
 
-/* ws_journal_put - write doc to name in the workspace root, synced;
- * excl creates it exclusively, else it replaces name atomically. */
+/* ws_journal_put - write doc to name in the workspace root.  excl: the
+ * prepare journal, created exclusively and not synced (after a power
+ * loss it can only leave temps behind, never a wrong file); else the
+ * commit journal, synced and renamed into place so it appears whole. */
 static int
 ws_journal_put(int wsfd, const char *name, json_t *doc, int excl)
 {
@@ -418,11 +420,13 @@ ws_journal_put(int wsfd, const char *name, json_t *doc, int excl)
 		goto out;
 	fd = r;
 	r = ws_write_all(fd, text, strlen(text));
+	if (excl)
+		goto out;
 	if (r == 0 && fsync(fd) < 0)
 		r = -errno;
-	if (r == 0 && !excl && renameat(wsfd, WS_JOURNAL_NEW, wsfd, name) < 0)
+	if (r == 0 && renameat(wsfd, WS_JOURNAL_NEW, wsfd, name) < 0)
 		r = -errno;
-	if (r < 0 && !excl)
+	if (r < 0)
 		unlinkat(wsfd, WS_JOURNAL_NEW, 0);
 	fsync(wsfd);
 out:
@@ -519,7 +523,7 @@ ws_recover_locked(int wsfd)
 {
 	json_t *doc, *v;
 	size_t i;
-	int present, fd;
+	int present, fd, acted = 0;
 	const char *base;
 
 	doc = ws_journal_get(wsfd, WS_JOURNAL, &present);
@@ -528,7 +532,7 @@ ws_recover_locked(int wsfd)
 		ws_replay(wsfd, v);
 	json_decref(doc);
 	if (present)
-		unlinkat(wsfd, WS_JOURNAL, 0);
+		acted = unlinkat(wsfd, WS_JOURNAL, 0) == 0;
 	doc = ws_journal_get(wsfd, WS_JOURNAL_PREP, &present);
 	for (i = 0;
 	     (v = json_array_get(json_object_get(doc, "temps"), i)) != NULL;
@@ -542,10 +546,12 @@ ws_recover_locked(int wsfd)
 		}
 	}
 	json_decref(doc);
-	if (present)
-		unlinkat(wsfd, WS_JOURNAL_PREP, 0);
-	unlinkat(wsfd, WS_JOURNAL_NEW, 0);
-	fsync(wsfd);
+	if (present && unlinkat(wsfd, WS_JOURNAL_PREP, 0) == 0)
+		acted = 1;
+	if (unlinkat(wsfd, WS_JOURNAL_NEW, 0) == 0)
+		acted = 1;
+	if (acted)
+		fsync(wsfd);
 }
 
 /* ws_recover - finish (committed) or undo (prepared) a killed set. */
