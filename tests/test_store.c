@@ -17,6 +17,7 @@
 
 #include "proto/buf.h"
 #include "proto/err.h"
+#include "proto/log.h"
 #include "proto/utf8.h"
 #include "proto/xmalloc.h"
 #include "store/store.h"
@@ -919,6 +920,67 @@ a_newer_schema_is_refused(void)
 	free(path);
 }
 
+/* holder - a child that opens home read-only, optionally starts a read
+ * transaction, says so on fd and waits to be killed. */
+static pid_t
+holder(const char *home, int fd, int reading)
+{
+	struct store_opts o = {0, 0, 1};
+	struct store_node_cursor *c;
+	struct store *s;
+	pid_t pid = fork();
+
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		if (store_open(home, &o, &s, NULL) != 0 ||
+		    (reading && store_node_cursor_open(s, 0, &c) != 0))
+			_exit(1);
+		(void)write(fd, "r", 1);
+		pause();
+		_exit(0);
+	}
+	return pid;
+}
+
+/* A reader left by a killed process is cleared at the next open (else
+ * it would pin old pages forever).  LMDB resets its reader table when
+ * the first process opens it, so a second process keeps the environment
+ * open meanwhile, as fsck of a live chat does. */
+static void
+a_dead_readers_slot_is_cleared_at_open(void)
+{
+	const char *home = harness_tmpdir();
+	struct store *s;
+	char logbuf[4096];
+	int fds[2], st;
+	ssize_t n;
+	pid_t keeper, dead;
+
+	s = open_home(home);
+	store_close(&s);
+	CHECK(pipe(fds) == 0);
+	keeper = holder(home, fds[1], 0);
+	CHECK(read(fds[0], logbuf, 1) == 1);
+	dead = holder(home, fds[1], 1);
+	CHECK(read(fds[0], logbuf, 1) == 1);
+	kill(dead, SIGKILL);
+	CHECK(waitpid(dead, &st, 0) == dead);
+	log_init("test_store", LOG_LEVEL_INFO);
+	log_set_fd(fds[1]);
+	s = open_home(home);
+	log_set_fd(2);
+	store_close(&s);
+	kill(keeper, SIGKILL);
+	CHECK(waitpid(keeper, &st, 0) == keeper);
+	close(fds[1]);
+	n = read(fds[0], logbuf, sizeof(logbuf) - 1);
+	CHECK(n > 0);
+	logbuf[n] = '\0';
+	CHECKF(strstr(logbuf, "cleared 1 stale lmdb reader") != NULL, "%s",
+	    logbuf);
+	close(fds[0]);
+}
+
 /* A store is never used in a child after fork. */
 static void
 a_forked_child_cannot_use_the_store(void)
@@ -996,6 +1058,7 @@ static const struct harness_test tests[] = {
     HT(dates_read_in_local_time),
     HT(a_full_map_grows_and_the_write_succeeds),
     HT(a_newer_schema_is_refused),
+    HT(a_dead_readers_slot_is_cleared_at_open),
     HT(a_forked_child_cannot_use_the_store),
     HT(message_images_are_saved_and_listed),
 };
