@@ -701,11 +701,32 @@ jailinit_wait(struct jailinit_plan *p, pid_t cmd)
 	}
 }
 
+/* jailinit_signals - default dispositions and an empty mask: a worker
+ * that ignores SIGPIPE or SIGCHLD, or blocks signals for a signalfd,
+ * must not hand that on (ignored signals survive execve). */
+static void
+jailinit_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+	int sig;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	for (sig = 1; sig < _NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
 /* jailinit_main - the cloned child: set up, fork the command, wait. */
 void
 jailinit_main(struct jailinit_plan *p)
 {
 	pid_t cmd;
+
+	jailinit_signals();
 
 	if (p->unjailed) {
 		close(p->stat_w);

@@ -308,6 +308,34 @@ jail_cleans_process_state(void)
 	jt_free(&r);
 }
 
+/* A worker that ignores SIGPIPE and SIGCHLD and blocks SIGTERM (as
+ * daemons do) hands none of that to the command, and the status still
+ * comes back. */
+static void
+jail_resets_signals(void)
+{
+	struct jt_run r;
+	sigset_t set;
+
+	signal(SIGPIPE, SIG_IGN);
+	signal(SIGCHLD, SIG_IGN);
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	jt_sh(harness_tmpdir(),
+	    "grep -E '^Sig(Blk|Ign)' /proc/self/status; exit 3", &r);
+	CHECKF(r.res.exited && r.res.exit_code == 3, "exit %d signal %d",
+	    r.res.exit_code, r.res.signal);
+	CHECKF(
+	    strcmp(r.out.data,
+		"SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n") == 0,
+	    "%s", r.out.data);
+	jt_free(&r);
+	jt_sh(harness_tmpdir(), "kill -TERM $$; sleep 5", &r);
+	CHECK(!r.res.exited && r.res.signal == SIGTERM);
+	jt_free(&r);
+}
+
 /* Output arrives while the command still runs. */
 static double stream_first_ms;
 static struct timespec stream_t0;
@@ -833,6 +861,7 @@ static const struct harness_test tests[] = {
     HT(jail_separates_output),
     HT(jail_refuses_bad_specs),
     HT(jail_cleans_process_state),
+    HT(jail_resets_signals),
     HT(jail_streams_output),
     HT(jail_timeout_kills_tree),
     HT(jail_cancel_kills_tree),
