@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "sandbox/sandbox.h"
 #include "tools/tool.h"
 #include "workers/tool/once.h"
 
@@ -49,7 +50,8 @@ once_usage(FILE *f)
 	      "\n"
 	      "Exit status of --once: 0 the tool ran (even if its result is\n"
 	      "an error), 2 bad usage (unknown tool, JSON that does not\n"
-	      "parse, a missing argument), 3 the workspace cannot be opened.\n",
+	      "parse, a missing argument), 3 the workspace cannot be opened\n"
+	      "or the process cannot be locked down.\n",
 	    f);
 }
 
@@ -58,6 +60,7 @@ int
 once_main(int argc, char **argv)
 {
 	const char *name = NULL, *json = NULL, *ws = ".";
+	const struct tool_def *def;
 	struct tool_ctx ctx;
 	struct sigaction sa;
 	json_error_t jerr;
@@ -121,6 +124,19 @@ once_main(int argc, char **argv)
 	if (fd < 0 || realpath(ws, real) == NULL) {
 		fprintf(stderr, "shiro-tool-worker: workspace %s: %s\n", ws,
 		    strerror(errno));
+		rc = ONCE_EXIT_WORKSPACE;
+		goto out;
+	}
+	/* The same confinement as the workers: a file tool may not exec
+	 * or use the network and (with Landlock) touches only the
+	 * workspace; bash only spawns jailed children. */
+	def = tool_find(name);
+	if (sandbox_lockdown(
+		def->kind == TOOL_EXEC ? SANDBOX_ROLE_TOOL : SANDBOX_ROLE_FS,
+		real) < 0) {
+		fprintf(stderr,
+		    "shiro-tool-worker: cannot lock this process "
+		    "down; refusing to run unconfined\n");
 		rc = ONCE_EXIT_WORKSPACE;
 		goto out;
 	}
