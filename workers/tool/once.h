@@ -5,7 +5,7 @@
 #include <stdio.h>
 
 #define ONCE_EXIT_USAGE 2 /* bad usage */
-#define ONCE_EXIT_WORKSPACE 3 /* the workspace cannot be opened */
+#define ONCE_EXIT_WORKSPACE 3 /* no workspace, or no lockdown */
 
 /* once_main - run the standalone mode on argv; returns the exit status. */
 int once_main(int argc, char **argv);
