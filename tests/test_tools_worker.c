@@ -17,6 +17,7 @@
 
 #include "proto/msg.h"
 #include "proto/zsock.h"
+#include "sandbox/jail.h"
 #include "tests/harness.h"
 #include "tests/test_tools_util.h"
 
@@ -186,6 +187,7 @@ fs_worker_runs_file_tools(void)
 static void
 tool_worker_streams_and_cancels(void)
 {
+	struct jail_features f;
 	struct tt t;
 	struct tw w = {0};
 	struct msg *m;
@@ -193,6 +195,9 @@ tool_worker_streams_and_cancels(void)
 	long long start;
 	json_t *doc;
 
+	jail_probe(&f);
+	if (f.missing[0] != '\0')
+		harness_skip("the jail lacks: %s", f.missing);
 	tt_setup(&t);
 	tw_start(&w, "shiro-tool-worker", NULL);
 	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
