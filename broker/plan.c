@@ -704,7 +704,7 @@ plan_merge(struct plan *p, unsigned l, uint64_t i)
 int
 plan_restore(struct plan *p, uint64_t t, int shrinking)
 {
-	if (t != p->t)
+	if (t > p->t)
 		return -SHIRO_ERR_STATE;
 	p->view.shrinking = shrinking != 0;
 	return 0;

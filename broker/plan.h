@@ -202,8 +202,13 @@ int plan_merge(struct plan *p, unsigned l, uint64_t i);
 
 /*
  * plan_restore - end the replay of one logged batch record {t, open}:
- * the record was written with T = t, and shrinking = open.
- * -SHIRO_ERR_STATE when t is not plan_count() (the fold is out of step).
+ * the record was written when T was t; shrinking becomes open.  The fold
+ * may append messages and replay records in their order (each record
+ * after its t messages), or append every message, mark every built node
+ * (children before parents) and then replay the merges: plan_merge()
+ * only needs the two lines and a built parent.  The first way keeps the
+ * sizes map small.  -SHIRO_ERR_STATE: t > plan_count() (a record from
+ * after the last message).
  */
 int plan_restore(struct plan *p, uint64_t t, int shrinking);
 

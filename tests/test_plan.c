@@ -794,27 +794,85 @@ sawtooth_shrinks_across_messages(void)
 	plan_destroy(&p);
 }
 
+/* A log of a live planner, as the store would keep it. */
+struct fold_log {
+	struct plan_line *msgs; /* message m: built at once? size */
+	struct plan_line *builds; /* nodes built later, in order */
+	size_t nbuilds;
+	struct plan_node *merges; /* every merge, in order */
+	size_t nmerges;
+	uint64_t last_t; /* the last batch record */
+	int last_open;
+};
+
+/* fold_all_first - the other fold: messages, then nodes, then merges. */
+static struct plan *
+fold_all_first(const struct fold_log *lg, uint64_t count)
+{
+	struct plan *p = test_new(PLAN_UNIT_BYTES, 6000, 3000);
+	size_t k;
+	unsigned l;
+
+	for (k = 0; k < count; k++)
+		CHECK_EQ_INT(
+		    plan_append(p, lg->msgs[k].built, lg->msgs[k].size), 0);
+	for (l = 0; l < 20; l++)
+		for (k = 0; k < lg->nbuilds; k++)
+			if (lg->builds[k].l == l)
+				CHECK_EQ_INT(plan_built(p, l, lg->builds[k].i,
+						 lg->builds[k].size),
+				    0);
+	for (k = 0; k < lg->nmerges; k++)
+		CHECK_EQ_INT(
+		    plan_merge(p, lg->merges[k].l, lg->merges[k].i), 0);
+	CHECK_EQ_INT(plan_restore(p, lg->last_t, lg->last_open), 0);
+	return p;
+}
+
+/* same_view - two planners show the same view and state. */
+static void
+same_view(const struct plan *x, const struct plan *y)
+{
+	const struct plan_line *a, *c;
+	size_t na, nc;
+
+	plan_view(x, &a, &na);
+	plan_view(y, &c, &nc);
+	CHECK_EQ_INT(na, nc);
+	CHECK(memcmp(a, c, na * sizeof(*a)) == 0);
+	CHECK_EQ_INT(plan_shrinking(x), plan_shrinking(y));
+	CHECK_EQ_INT(plan_view_size(x), plan_view_size(y));
+}
+
 /*
  * The fold (D1, F1): replaying the logged merges with plan_merge() and
  * each batch's {t, open} with plan_restore() gives the same view, line
- * for line, and the same shrinking flag; wrong merges are refused.
+ * for line, and the same shrinking flag, whether the fold goes record by
+ * record or marks every node first; wrong merges are refused.
  */
 static void
 replay_gives_the_same_view(void)
 {
 	struct plan *live = test_new(PLAN_UNIT_BYTES, 6000, 3000);
 	struct plan *fold = test_new(PLAN_UNIT_BYTES, 6000, 3000);
-	const struct plan_line *a, *c;
+	struct plan *fold2;
+	struct fold_log lg;
 	struct plan_batch b;
 	struct plan_job j;
-	size_t na, nc, k;
+	size_t k;
 	uint64_t m, rng = 11;
 	uint32_t size;
 
+	memset(&lg, 0, sizeof(lg));
+	lg.msgs = xcalloc(2000, sizeof(*lg.msgs));
+	lg.builds = xcalloc(4000, sizeof(*lg.builds));
+	lg.merges = xcalloc(4000, sizeof(*lg.merges));
 	for (m = 0; m < 2000; m++) {
 		int built = test_rand(&rng) % 4 != 0;
 
 		size = (uint32_t)test_between(&rng, 20, 512);
+		lg.msgs[m].built = (uint8_t)built;
+		lg.msgs[m].size = size;
 		CHECK_EQ_INT(plan_append(live, built, size), 0);
 		CHECK_EQ_INT(plan_append(fold, built, size), 0);
 		while (
@@ -822,22 +880,30 @@ replay_gives_the_same_view(void)
 			size = (uint32_t)test_between(&rng, 300, 512);
 			CHECK_EQ_INT(plan_built(live, j.l, j.i, size), 0);
 			CHECK_EQ_INT(plan_built(fold, j.l, j.i, size), 0);
+			CHECK(lg.nbuilds < 4000);
+			lg.builds[lg.nbuilds].l = (uint8_t)j.l;
+			lg.builds[lg.nbuilds].i = j.i;
+			lg.builds[lg.nbuilds++].size = size;
 		}
 		CHECK_EQ_INT(plan_sawtooth(live, &b), 0);
 		if (!b.ran)
 			continue;
-		for (k = 0; k < b.nmerges; k++)
+		for (k = 0; k < b.nmerges; k++) {
 			CHECK_EQ_INT(
 			    plan_merge(fold, b.merges[k].l, b.merges[k].i), 0);
+			CHECK(lg.nmerges < 4000);
+			lg.merges[lg.nmerges++] = b.merges[k];
+		}
 		CHECK_EQ_INT(plan_restore(fold, m + 1, b.shrinking), 0);
+		lg.last_t = m + 1;
+		lg.last_open = b.shrinking;
 	}
-	plan_view(live, &a, &na);
-	plan_view(fold, &c, &nc);
-	CHECK_EQ_INT(na, nc);
-	CHECK(memcmp(a, c, na * sizeof(*a)) == 0);
-	CHECK_EQ_INT(plan_shrinking(live), plan_shrinking(fold));
-	CHECK_EQ_INT(plan_view_size(live), plan_view_size(fold));
-	CHECK_EQ_INT(plan_restore(fold, 5, 0), -SHIRO_ERR_STATE);
+	CHECK(lg.nmerges > 100 && lg.last_open);
+	same_view(live, fold);
+	fold2 = fold_all_first(&lg, 2000);
+	same_view(live, fold2);
+	law_cview(fold2, 0);
+	CHECK_EQ_INT(plan_restore(fold, 2001, 0), -SHIRO_ERR_STATE);
 	/* A merge into an unbuilt parent, or of lines not in the view. */
 	CHECK_EQ_INT(plan_merge(fold, 0, 0), -SHIRO_ERR_INVAL);
 	CHECK_EQ_INT(plan_append(fold, 1, 10), 0);
@@ -848,8 +914,12 @@ replay_gives_the_same_view(void)
 	CHECK_EQ_INT(plan_merge(fold, 1, 1000), -SHIRO_ERR_NOENT);
 	/* The compaction view at start: the view merged down once (D7). */
 	law_cview(fold, 0);
+	free(lg.msgs);
+	free(lg.builds);
+	free(lg.merges);
 	plan_destroy(&live);
 	plan_destroy(&fold);
+	plan_destroy(&fold2);
 }
 
 /* ---- built nodes ------------------------------------------------------ */
