@@ -223,6 +223,8 @@ fold_view(struct store *s, const struct plan_settings *ps, struct plan **out,
 	c.count = store_count(s);
 	while (c.maxl + 1 < FOLD_LEVELS && (c.count >> (c.maxl + 1)) > 0)
 		c.maxl++;
+	/* A cold start waits for many small reads: have them in parallel. */
+	store_prefetch(s);
 	if ((ret = plan_new(ps, &c.p)) != 0) {
 		fold_fail(&c, ret, "bad planner settings");
 		goto out;

@@ -349,6 +349,15 @@ int store_node_cursor_next(
     struct store_node_cursor *c, uint64_t *ip, uint32_t *sizep);
 void store_node_cursor_close(struct store_node_cursor **cp);
 
+/*
+ * store_prefetch - read the size table and the merge records into the
+ * page cache with several threads at once, so that a cold fold waits for
+ * many small reads in parallel instead of one after another.  The
+ * threads are joined before it returns.  Only a hint: errors are
+ * ignored.
+ */
+void store_prefetch(struct store *s);
+
 /* ---- Merge records (D1, F1) ---- */
 
 /* One parent made by a merge, in the order the batch made them. */

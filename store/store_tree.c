@@ -10,6 +10,7 @@
  *           record (batches merge neighbours: 2-3 bytes a merge)
  * All keys and numbers are big-endian, so keys sort numerically.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -685,4 +686,90 @@ store_batch_count(struct store *s, uint64_t *np)
 		return ret;
 	*np = s->nbatches;
 	return 0;
+}
+
+#define STORE_PREFETCH_THREADS 8
+
+/* One prefetch thread's share: a slice of each level's size blocks and
+ * a slice of the merge records. */
+struct store_prefetch_job {
+	struct store *s;
+	unsigned part, parts;
+	uint64_t sink; /* keeps the reads from being optimized away */
+};
+
+/* store_prefetch_range - touch the values of dbi from key lo to hi. */
+static uint64_t
+store_prefetch_range(MDB_txn *txn, MDB_dbi dbi, const unsigned char *lo,
+    const unsigned char *hi, size_t klen)
+{
+	MDB_cursor *cur;
+	MDB_val k = {klen, (void *)lo}, v;
+	uint64_t sink = 0;
+	int rc;
+
+	if (mdb_cursor_open(txn, dbi, &cur) != 0)
+		return 0;
+	rc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+	while (
+	    rc == 0 && k.mv_size == klen && memcmp(k.mv_data, hi, klen) < 0) {
+		if (v.mv_size > 0)
+			sink += ((const unsigned char *)v.mv_data)[0];
+		rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+	}
+	mdb_cursor_close(cur);
+	return sink;
+}
+
+/* store_prefetch_run - one thread: its slices, in its own transaction. */
+static void *
+store_prefetch_run(void *arg)
+{
+	struct store_prefetch_job *j = arg;
+	struct store *s = j->s;
+	unsigned char lo[STORE_NODE_KEY], hi[STORE_NODE_KEY];
+	uint64_t blocks, per;
+	MDB_txn *txn;
+	unsigned l;
+
+	if (mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn) != 0)
+		return NULL;
+	for (l = 0; l <= STORE_LEVEL_MAX && (s->count >> l) > 0; l++) {
+		blocks = (s->count >> l) / STORE_TREE_BLOCK + 1;
+		per = blocks / j->parts + 1;
+		store_node_key(lo, l, per * j->part);
+		store_node_key(hi, l, per * (j->part + 1));
+		j->sink += store_prefetch_range(
+		    txn, s->db_nsize, lo, hi, STORE_NODE_KEY);
+	}
+	per = s->nbatches / j->parts + 1;
+	store_be64(lo, per * j->part);
+	store_be64(hi, per * (j->part + 1));
+	j->sink += store_prefetch_range(txn, s->db_merges, lo, hi, 8);
+	mdb_txn_abort(txn);
+	return NULL;
+}
+
+/* store_prefetch - see store.h. */
+void
+store_prefetch(struct store *s)
+{
+	struct store_prefetch_job jobs[STORE_PREFETCH_THREADS];
+	pthread_t th[STORE_PREFETCH_THREADS];
+	int started[STORE_PREFETCH_THREADS];
+	unsigned k;
+
+	if (store_check(s, 0) != 0 || s->count < 100000)
+		return; /* a small chat reads fast enough as it is */
+	for (k = 0; k < STORE_PREFETCH_THREADS; k++) {
+		jobs[k].s = s;
+		jobs[k].part = k;
+		jobs[k].parts = STORE_PREFETCH_THREADS;
+		jobs[k].sink = 0;
+		started[k] = pthread_create(&th[k], NULL, store_prefetch_run,
+				 &jobs[k]) == 0;
+	}
+	for (k = 0; k < STORE_PREFETCH_THREADS; k++)
+		if (started[k])
+			pthread_join(th[k], NULL);
 }
