@@ -665,13 +665,16 @@ lockdown_model(void)
 static void
 lockdown_fs(void)
 {
-	const char *ws = harness_tmpdir();
 	char *const argv[] = {"/bin/true", NULL};
-	char outside[] = "/tmp/shiro-fs-outside-XXXXXX";
+	char ws[512], outside[512];
 	struct jail_features f;
 	int fd, lfd;
 
-	CHECK(mkdtemp(outside) != NULL);
+	/* Both in the test's directory, which the harness removes from
+	 * outside the lockdown. */
+	snprintf(ws, sizeof(ws), "%s/ws", harness_tmpdir());
+	snprintf(outside, sizeof(outside), "%s/outside", harness_tmpdir());
+	CHECK(mkdir(ws, 0755) == 0 && mkdir(outside, 0755) == 0);
 	lfd = unix_listen(jt_path(outside, "broker.sock"));
 	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_FS, ws), 0);
 	/* The broker's ipc endpoint, outside the workspace, stays
@@ -697,8 +700,6 @@ lockdown_fs(void)
 		    errno == EACCES);
 		CHECK(open("/etc/hostname", O_RDONLY) < 0 && errno == EACCES);
 	}
-	(void)unlink(jt_path(outside, "broker.sock"));
-	(void)rmdir(outside);
 }
 
 /* The tool worker: still runs jails after its own lockdown, and refuses
