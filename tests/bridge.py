@@ -96,10 +96,10 @@ def report(name, why):
 class Compactor:
     """The nodes a compactor could build next, and the sizes it gives."""
 
-    def __init__(self, rng, node_lo, node_hi):
+    def __init__(self, rng, node, leaf=(20, 512)):
         self.rng = rng
-        self.node_lo = node_lo
-        self.node_hi = node_hi
+        self.node = node  # (lowest, highest) size of a built parent
+        self.leaf = leaf  # the same for a message built late
         self.built = set()
         self.ready = []  # nodes whose inputs exist and that are not built
 
@@ -120,9 +120,7 @@ class Compactor:
     def build(self, k, lines):
         """build - build ready entry k; appends the event to lines."""
         level, index = self.ready.pop(k)
-        size = self.rng.randint(self.node_lo, self.node_hi)
-        if level == 0:
-            size = self.rng.randint(20, 512)
+        size = self.rng.randint(*(self.leaf if level == 0 else self.node))
         self.mark_built(level, index)
         lines.append("built %d %d %d" % (level, index, size))
 
@@ -137,7 +135,7 @@ def gen_instant(seed, count, budget=None, leaf=(20, 512), node=(300, 512)):
     """gen_instant - every message built at once, every parent built as
     soon as its children are."""
     rng = random.Random(seed)
-    comp = Compactor(rng, node[0], node[1])
+    comp = Compactor(rng, node)
     lines = ["# instant compactor, seed %d" % seed]
     if budget:
         lines.append("budget %d %d" % budget)
@@ -153,7 +151,7 @@ def gen_late(seed, count, budget=None):
     once); the compactor stalls for stretches, then builds ready nodes
     in random order, so batches stop above the floor and go on later."""
     rng = random.Random(seed)
-    comp = Compactor(rng, 300, 512)
+    comp = Compactor(rng, (300, 512))
     lines = ["# late compactor, seed %d" % seed]
     if budget:
         lines.append("budget %d %d" % budget)
@@ -196,7 +194,7 @@ def gen_random(seed):
     leaf = (rng.randint(1, leaf_hi), leaf_hi)
     node_hi = rng.randint(1, 1000)
     node = (rng.randint(1, node_hi), node_hi)
-    comp = Compactor(rng, node[0], node[1])
+    comp = Compactor(rng, node, leaf)
     p_built = rng.random()
     switches = rng.random() < 0.3  # unit and order change during the run
     p_build = rng.uniform(0.4, 0.95)
@@ -334,10 +332,12 @@ def check_laws(run, output, fails):
             broke("view_covers", "%s: bad fields on output line %d" % (run, n))
             return
         made = []
-        if made_text != "-":
-            for item in made_text.split(","):
-                l, _, i = item.partition(":")
-                made.append((int(l), int(i)))
+        for item in made_text.split(",") if made_text != "-" else []:
+            l, _, i = item.partition(":")
+            if not (l.isdigit() and i.isdigit()):
+                broke("merge_is_one_pair_and_covers", "%s: merges=%s" % (where, made_text))
+                return
+            made.append((int(l), int(i)))
         before = list(st.view)
         name = event[0]
         args = [int(x) for x in event[1:] if x.isdigit()]
