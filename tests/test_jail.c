@@ -336,6 +336,58 @@ jail_resets_signals(void)
 	jt_free(&r);
 }
 
+/* count_fds - how many fds this process has open. */
+static int
+count_fds(void)
+{
+	char path[64];
+	int fd, n = 0;
+
+	for (fd = 0; fd < 1024; fd++) {
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		if (access(path, F_OK) == 0)
+			n++;
+	}
+	return n;
+}
+
+/* Runs, failed set-ups, timeouts and cancels leave no fd behind. */
+static void
+jail_leaks_no_fds(void)
+{
+	const char *ok[] = {"true", NULL}, *slow[] = {"sleep", "5", NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+	int before, i;
+
+	jt_sh(harness_tmpdir(), "true", &r); /* first-use allocations */
+	jt_free(&r);
+	before = count_fds();
+	for (i = 0; i < 5; i++) {
+		jt_spec(&spec, harness_tmpdir(), ok);
+		jt_exec(&spec, &r);
+		jt_free(&r);
+		jt_spec(&spec, harness_tmpdir(), slow);
+		spec.timeout_ms = 50;
+		jt_exec(&spec, &r);
+		CHECK(r.res.timed_out);
+		jt_free(&r);
+		jt_spec(&spec, "/no/such/dir", ok);
+		jt_exec(&spec, &r);
+		CHECK(r.rc != 0);
+		jt_free(&r);
+		/* A failure inside the child, after clone. */
+		jt_spec(&spec, harness_tmpdir(), ok);
+		spec.cwd = "/no/such/dir";
+		jt_exec(&spec, &r);
+		CHECK_EQ_INT(r.rc, -SHIRO_ERR_FAILED);
+		CHECKF(strstr(r.res.error, "working directory") != NULL, "%s",
+		    r.res.error);
+		jt_free(&r);
+	}
+	CHECK_EQ_INT(count_fds(), before);
+}
+
 /* Output arrives while the command still runs. */
 static double stream_first_ms;
 static struct timespec stream_t0;
@@ -863,6 +915,7 @@ static const struct harness_test tests[] = {
     HT(jail_refuses_bad_specs),
     HT(jail_cleans_process_state),
     HT(jail_resets_signals),
+    HT(jail_leaks_no_fds),
     HT(jail_streams_output),
     HT(jail_timeout_kills_tree),
     HT(jail_cancel_kills_tree),
