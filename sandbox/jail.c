@@ -752,6 +752,8 @@ fail:
 	if (j != NULL) {
 		jail_close(&j->pidfd);
 		jail_close(&j->stat_r);
+		jail_close(&j->out_r);
+		jail_close(&j->err_r);
 		if (j->have_cg)
 			cgroup_destroy(&j->cg);
 		free(j);
