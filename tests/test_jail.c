@@ -253,6 +253,23 @@ jail_separates_output(void)
 	jt_free(&r);
 }
 
+/* Large output on both streams at once comes through whole. */
+static void
+jail_large_output(void)
+{
+	struct jt_run r;
+
+	jt_sh(harness_tmpdir(),
+	    "head -c 3000000 /dev/zero & head -c 2000000 /dev/zero >&2; wait",
+	    &r);
+	CHECK(r.res.exited && r.res.exit_code == 0);
+	CHECK_EQ_INT(r.res.out_bytes, 3000000);
+	CHECK_EQ_INT(r.res.err_bytes, 2000000);
+	CHECK_EQ_INT(r.out.len, 3000000);
+	CHECK_EQ_INT(r.err.len, 2000000);
+	jt_free(&r);
+}
+
 /* A bad spec is refused before anything runs. */
 static void
 jail_refuses_bad_specs(void)
@@ -912,6 +929,7 @@ static const struct harness_test tests[] = {
     HT(jail_reports_status),
     HT(jail_missing_program),
     HT(jail_separates_output),
+    HT(jail_large_output),
     HT(jail_refuses_bad_specs),
     HT(jail_cleans_process_state),
     HT(jail_resets_signals),
