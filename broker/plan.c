@@ -536,7 +536,7 @@ static void
 plan_join(struct plan *p, struct plan_lines *v, struct plan_line *a,
     const struct plan_line *b, int chat)
 {
-	struct plan_line parent;
+	struct plan_line parent = {0};
 
 	parent.l = (uint8_t)(a->l + 1);
 	parent.i = a->i >> 1;
@@ -911,7 +911,7 @@ plan_append(struct plan *p, int built, uint32_t size)
 		return -SHIRO_ERR_TOOBIG;
 	if (p->t >= (UINT64_C(1) << 62))
 		return -SHIRO_ERR_TOOBIG;
-	ln.l = 0;
+	memset(&ln, 0, sizeof(ln));
 	ln.i = p->t;
 	ln.built = built != 0;
 	ln.size = built ? size : 0;
