@@ -348,6 +348,56 @@ damage_refuses_to_open_naming_file_and_line(void)
 	free(sub);
 }
 
+/* Random damage to a line or to view.json never crashes a reader: the
+ * open accepts the line (if it still says the right thing) or refuses
+ * it as CORRUPT, and view.json loads or is refused. */
+static void
+damaged_files_never_crash_the_readers(void)
+{
+	const char *home = harness_tmpdir();
+	const char good[] = LINE(0, "a") LINE(1, "b") LINE(2, "c");
+	struct store_line *v;
+	struct store_openerr why;
+	struct store *s;
+	char buf[sizeof(good)], *sub, *path;
+	unsigned seed = 99, round, k, n;
+	size_t nv;
+	int ret, fd;
+
+	for (round = 0; round < 300; round++) {
+		memcpy(buf, good, sizeof(good));
+		/* Damage line 2 only (bytes 76..150; each line is 76 bytes): a
+		 * torn last line is repaired instead. */
+		n = 1 + (unsigned)rand_r(&seed) % 4;
+		for (k = 0; k < n; k++) {
+			size_t at = 76 + (size_t)rand_r(&seed) % 75;
+
+			buf[at] = (char)(rand_r(&seed) % 3 == 0
+				? rand_r(&seed) % 256
+				: "{}[]\":,0123456789\\u"[rand_r(&seed) % 20]);
+		}
+		sub = xasprintf("%s/r%u", home, round);
+		write_lines(sub, buf);
+		ret = store_open(sub, NULL, &s, &why);
+		CHECKF(ret == 0 || ret == -SHIRO_ERR_CORRUPT, "round %u: %s",
+		    round, err_str(ret));
+		if (ret == 0) {
+			path = xasprintf("%s/chat/view.json", sub);
+			fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+			CHECK(fd != -1);
+			CHECK(write(fd, buf, 60) == 60);
+			close(fd);
+			ret = store_view_load(s, &v, &nv);
+			CHECK(ret == 0 || ret == -SHIRO_ERR_CORRUPT);
+			if (ret == 0)
+				free(v);
+			store_close(&s);
+			free(path);
+		}
+		free(sub);
+	}
+}
+
 /* A second opener gets LOCKED and the owner's pid. */
 static void
 a_second_opener_is_refused_with_the_owners_pid(void)
@@ -1044,6 +1094,7 @@ static const struct harness_test tests[] = {
     HT(a_torn_last_line_is_cut_and_kept_aside),
     HT(a_whole_line_without_newline_is_terminated),
     HT(damage_refuses_to_open_naming_file_and_line),
+    HT(damaged_files_never_crash_the_readers),
     HT(a_second_opener_is_refused_with_the_owners_pid),
     HT(a_crash_before_the_index_commit_loses_nothing),
     HT(nodes_are_written_once_and_read_back),
