@@ -47,34 +47,49 @@ bench_cpu(void)
 	    kids.ru_stime.tv_sec + kids.ru_stime.tv_usec / 1e6;
 }
 
-/* bench_spawn - fork+exec argv and wait; 0 if it exited 0. */
+/* bench_spawn - fork+exec argv and wait; 0 if it exited 0, else a
+ * line on stderr. */
 static int
 bench_spawn(char *const *argv)
 {
 	pid_t pid;
 	int st;
 
-	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0)
+	if (posix_spawnp(&pid, argv[0], NULL, NULL, argv, environ) != 0) {
+		fprintf(stderr, "bench_jail: cannot run %s\n", argv[0]);
 		return -1;
+	}
 	if (waitpid(pid, &st, 0) != pid)
 		return -1;
-	return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : -1;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	fprintf(stderr, "bench_jail: %s: status %d\n", argv[0], st);
+	return -1;
 }
 
-/* bench_jail_once - jail_run of true in ws. */
+/* bench_jail_once - jail_run of true in ws; 0 if it exited 0, else a
+ * line on stderr. */
 static int
 bench_jail_once(const char *ws)
 {
 	static const char *const argv[] = {"true", NULL};
 	struct jail_result res;
 	struct jail_spec spec;
+	int rc;
 
 	jail_spec_init(&spec);
 	spec.argv = argv;
 	spec.workspace = ws;
-	if (jail_run(&spec, &res) != 0)
+	rc = jail_run(&spec, &res);
+	if (rc != 0) {
+		fprintf(stderr, "bench_jail: jail_run: %s\n", res.error);
 		return -1;
-	return res.exited && res.exit_code == 0 ? 0 : -1;
+	}
+	if (res.exited && res.exit_code == 0)
+		return 0;
+	fprintf(stderr, "bench_jail: jail_run: exit %d signal %d\n",
+	    res.exit_code, res.signal);
+	return -1;
 }
 
 int
@@ -86,7 +101,7 @@ main(int argc, char **argv)
 	    "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true", NULL};
 	char *cli[] = {jailbin, "--workspace", ws, "--", "true", NULL};
 	double t[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, start, cstart;
-	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap;
+	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap, rc;
 	ssize_t n;
 	char *slash;
 
@@ -127,21 +142,21 @@ main(int argc, char **argv)
 			cstart = bench_cpu();
 			switch (k) {
 			case 0:
-				if (bench_spawn(plain) != 0)
-					return 1;
+				rc = bench_spawn(plain);
 				break;
 			case 1:
-				if (bench_jail_once(ws) != 0)
-					return 1;
+				rc = bench_jail_once(ws);
 				break;
 			case 2:
-				if (bench_spawn(cli) != 0)
-					return 1;
+				rc = bench_spawn(cli);
 				break;
-			case 3:
-				if (have_bwrap && bench_spawn(bwrap) != 0)
-					return 1;
+			default:
+				rc = have_bwrap ? bench_spawn(bwrap) : 0;
 				break;
+			}
+			if (rc != 0) {
+				rmdir(ws);
+				return 1;
 			}
 			t[k] += bench_now() - start;
 			c[k] += bench_cpu() - cstart;
