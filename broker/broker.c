@@ -449,6 +449,9 @@ broker_timers(struct broker *b, uint64_t now)
 		case BROKER_T_STOP:
 			b->stop_now = 1;
 			break;
+		case BROKER_T_TREE:
+			compact_commit(b);
+			break;
 		}
 	}
 	serve_turns(b, now);
@@ -527,8 +530,10 @@ broker_close(struct broker *b)
 {
 	size_t k;
 
-	if (b->store != NULL && b->plan != NULL)
+	if (b->store != NULL && b->plan != NULL) {
+		compact_commit(b);
 		broker_view_save(b);
+	}
 	if (b->csock != NULL)
 		broker_unlink_stale(b->cfg.client_endpoint);
 	if (b->wsock != NULL)
@@ -545,6 +550,12 @@ broker_close(struct broker *b)
 	for (k = 0; k < b->nsends; k++)
 		msg_destroy(&b->sends[k].m);
 	free(b->sends);
+	for (k = 0; k < b->ntnodes; k++)
+		free(b->tnodes[k].text);
+	free(b->tnodes);
+	for (k = 0; k < b->ntbatches; k++)
+		free(b->tbatches[k].merges);
+	free(b->tbatches);
 	free(b->jobs);
 	free(b->failed);
 	free(b->turns);

@@ -36,13 +36,20 @@
 #define BROKER_EXIT_RUNNING 3 /* another shirod owns this home */
 #define BROKER_EXIT_USAGE 64 /* bad command line */
 
+/* The tree is committed at most this long after a node is built. */
+#define BROKER_TREE_MS 20
+
+/* The tree is committed at most this long after a node is built. */
+#define BROKER_TREE_MS 20
+
 /* Timer kinds. */
 enum broker_timer {
 	BROKER_T_TICK, /* heartbeats, supervision, client expiry */
 	BROKER_T_RETRY, /* retry failed nodes while a turn waits */
 	BROKER_T_VIEW, /* save a changed view.json */
 	BROKER_T_SETTLE, /* a waiting turn's deadline */
-	BROKER_T_STOP /* give up waiting for workers to exit */
+	BROKER_T_STOP, /* give up waiting for workers to exit */
+	BROKER_T_TREE /* commit the nodes and batch records made */
 };
 
 /* A compaction job: a node of the tree on its way to a model worker. */
@@ -53,6 +60,15 @@ struct compact_job {
 	uint32_t src_size;
 	int worker; /* slot index while sent to a worker, -1 waiting */
 	uint64_t sent_at;
+};
+
+/* A node built but not yet committed to the store. */
+struct compact_node {
+	unsigned l;
+	uint64_t i;
+	char *text;
+	size_t len;
+	uint32_t size;
 };
 
 /* How often a node failed (D5); only failed nodes are listed. */
@@ -100,6 +116,14 @@ struct broker {
 	struct compact_failure *failed;
 	size_t nfailed, failed_cap;
 	uint64_t failures_total, jobs_done, nodes_cut;
+	/* The tree's write-behind: nodes and batch records made since the
+	 * last commit, committed together within BROKER_TREE_MS. */
+	struct compact_node *tnodes;
+	size_t ntnodes, tnodes_cap;
+	struct store_batch *tbatches;
+	size_t ntbatches, tbatches_cap;
+	int tree_armed;
+	uint64_t tree_commits;
 	int view_dirty;
 	uint64_t view_timer, view_due;
 
@@ -154,6 +178,32 @@ void serve_status(struct broker *b, struct msg_val *doc);
 /* compact_appended - message id (text, len) was logged: feed the planner,
  * run the sawtooth and log its batch; node writes are the caller's. */
 int compact_appended(struct broker *b, uint64_t id, int built, uint32_t size);
+
+/* compact_node_put - node (l, i) was built: keep it for the next tree
+ * commit (copies text). */
+void compact_node_put(struct broker *b, unsigned l, uint64_t i,
+    const char *text, size_t len, uint32_t size);
+
+/* compact_node_get - node (l, i) from the pending commit or the store,
+ * as store_node_get (out->text is the caller's). */
+int compact_node_get(
+    struct broker *b, unsigned l, uint64_t i, struct store_node *out);
+
+/* compact_commit - commit the pending nodes and batch records. */
+void compact_commit(struct broker *b);
+
+/* compact_node_put - node (l, i) was built: keep it for the next tree
+ * commit (copies text). */
+void compact_node_put(struct broker *b, unsigned l, uint64_t i,
+    const char *text, size_t len, uint32_t size);
+
+/* compact_node_get - node (l, i) from the pending commit or the store,
+ * as store_node_get (out->text is the caller's). */
+int compact_node_get(
+    struct broker *b, unsigned l, uint64_t i, struct store_node *out);
+
+/* compact_commit - commit the pending nodes and batch records. */
+void compact_commit(struct broker *b);
 
 /* compact_dispatch - start every ready job the workers can take. */
 void compact_dispatch(struct broker *b, uint64_t now);

@@ -117,6 +117,136 @@ compact_view_event(struct broker *b, struct msg *ev)
 	msg_set_int(ev, "view_lines", (int64_t)n);
 }
 
+/* compact_arm - make sure a tree commit is due soon. */
+static void
+compact_arm(struct broker *b)
+{
+	if (b->ntnodes + b->ntbatches >= 4096) {
+		compact_commit(b);
+		return;
+	}
+	if (!b->tree_armed) {
+		b->tree_armed = 1;
+		(void)timer_add(
+		    &b->timers, timer_now() + BROKER_TREE_MS, BROKER_T_TREE, 0);
+	}
+}
+
+/* compact_node_put - keep node (l, i) for the next tree commit. */
+void
+compact_node_put(struct broker *b, unsigned l, uint64_t i, const char *text,
+    size_t len, uint32_t size)
+{
+	struct compact_node *n;
+
+	if (b->ntnodes == b->tnodes_cap) {
+		b->tnodes_cap = b->tnodes_cap ? 2 * b->tnodes_cap : 64;
+		b->tnodes =
+		    xreallocarray(b->tnodes, b->tnodes_cap, sizeof(*b->tnodes));
+	}
+	n = &b->tnodes[b->ntnodes++];
+	n->l = l;
+	n->i = i;
+	n->text = xmalloc(len + 1);
+	memcpy(n->text, text, len);
+	n->text[len] = '\0';
+	n->len = len;
+	n->size = size;
+	compact_arm(b);
+}
+
+/* compact_batch_put - keep a batch record for the next tree commit. */
+static void
+compact_batch_put(
+    struct broker *b, uint64_t t, int open, struct store_merge *mv, size_t n)
+{
+	struct store_batch *bt;
+
+	if (b->ntbatches == b->tbatches_cap) {
+		b->tbatches_cap = b->tbatches_cap ? 2 * b->tbatches_cap : 16;
+		b->tbatches = xreallocarray(
+		    b->tbatches, b->tbatches_cap, sizeof(*b->tbatches));
+	}
+	bt = &b->tbatches[b->ntbatches++];
+	memset(bt, 0, sizeof(*bt));
+	bt->t = t;
+	bt->open = open;
+	bt->n = n;
+	bt->merges = mv;
+	compact_arm(b);
+}
+
+/*
+ * compact_commit - the nodes and batch records made since the last
+ * commit, in one LMDB commit (store_tree_commit), in the order they were
+ * made.  A crash loses at most this tail: its nodes are built again, and
+ * a lost batch runs again at the next message (D8).  A failed commit is
+ * tried again a second later; nothing is written twice.
+ */
+void
+compact_commit(struct broker *b)
+{
+	struct store_node_in *v;
+	size_t k;
+	int rc;
+
+	b->tree_armed = 0;
+	if (b->ntnodes == 0 && b->ntbatches == 0)
+		return;
+	v = xcalloc(b->ntnodes ? b->ntnodes : 1, sizeof(*v));
+	for (k = 0; k < b->ntnodes; k++) {
+		v[k].l = b->tnodes[k].l;
+		v[k].i = b->tnodes[k].i;
+		v[k].text = b->tnodes[k].text;
+		v[k].len = b->tnodes[k].len;
+		v[k].size = b->tnodes[k].size;
+	}
+	rc = store_tree_commit(
+	    b->store, v, b->ntnodes, b->tbatches, b->ntbatches);
+	free(v);
+	if (rc != 0) {
+		log_warnx("%zu nodes and %zu batch records not committed "
+			  "(%s): %s; trying again",
+		    b->ntnodes, b->ntbatches, err_str(rc),
+		    store_errmsg(b->store));
+		b->tree_armed = 1;
+		(void)timer_add(
+		    &b->timers, timer_now() + 1000, BROKER_T_TREE, 0);
+		return;
+	}
+	b->tree_commits++;
+	for (k = 0; k < b->ntnodes; k++)
+		free(b->tnodes[k].text);
+	for (k = 0; k < b->ntbatches; k++)
+		free(b->tbatches[k].merges);
+	b->ntnodes = 0;
+	b->ntbatches = 0;
+}
+
+/* compact_node_get - node (l, i) from the pending commit or the store. */
+int
+compact_node_get(
+    struct broker *b, unsigned l, uint64_t i, struct store_node *out)
+{
+	size_t k;
+
+	for (k = b->ntnodes; k-- > 0;) {
+		const struct compact_node *n = &b->tnodes[k];
+
+		if (n->l == l && n->i == i) {
+			memset(out, 0, sizeof(*out));
+			out->l = l;
+			out->i = i;
+			out->text = xmalloc(n->len + 1);
+			memcpy(out->text, n->text, n->len + 1);
+			out->len = n->len;
+			out->size = n->size;
+			return 0;
+		}
+	}
+	return store_node_get(b->store, l, i, out);
+}
+
 /* compact_appended - message id was logged: the planner and its batch. */
 int
 compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
@@ -162,13 +292,7 @@ compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
 		    compact_name(
 			bt.merges[k].l, bt.merges[k].i, name, sizeof(name)));
 	}
-	rc = store_batch_append(
-	    b->store, plan_count(b->plan), bt.shrinking, mv, bt.nmerges, NULL);
-	if (rc != 0)
-		log_warnx("batch record at T=%llu not logged (%s): %s",
-		    (unsigned long long)plan_count(b->plan), err_str(rc),
-		    store_errmsg(b->store));
-	free(mv);
+	compact_batch_put(b, plan_count(b->plan), bt.shrinking, mv, bt.nmerges);
 	compact_view_event(b, ev);
 	msg_val_set_bool(
 	    msg_set_map(ev, "data"), "shrinking", bt.shrinking != 0);
@@ -177,7 +301,8 @@ compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
 	return 0;
 }
 
-/* compact_build - store node (l, i) with text and tell the planner. */
+/* compact_build - node (l, i) is built with text: the planner, the next
+ * tree commit, an event. */
 static void
 compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
     size_t len, int cut)
@@ -189,20 +314,13 @@ compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
 	int rc;
 
 	size = render_flat_size(text, len);
-	rc = store_node_put(b->store, l, i, text, len, (uint32_t)size, 0);
-	if (rc != 0 && rc != -SHIRO_ERR_EXIST) {
-		/* The store cannot take it: the job waits for a retry. */
-		log_warnx("node %u:%llu not stored (%s): %s", l,
-		    (unsigned long long)i, err_str(rc), store_errmsg(b->store));
-		(void)plan_work_fail(b->plan, l, i);
-		return;
-	}
 	rc = plan_built(b->plan, l, i, (uint32_t)size);
 	if (rc != 0) {
 		log_warnx("planner refused node %u:%llu: %s", l,
 		    (unsigned long long)i, err_str(rc));
 		return;
 	}
+	compact_node_put(b, l, i, text, len, (uint32_t)size);
 	broker_trace(b, "built %u %llu %zu", l, (unsigned long long)i, size);
 	f = compact_failure(b, l, i, 0);
 	if (f != NULL)
@@ -246,7 +364,7 @@ compact_inputs(struct broker *b, unsigned l, uint64_t i, char **texts,
 		return 0;
 	}
 	for (k = 0; k < 2; k++) {
-		rc = store_node_get(b->store, l - 1, 2 * i + k, &nd);
+		rc = compact_node_get(b, l - 1, 2 * i + k, &nd);
 		if (rc != 0) {
 			if (k == 1)
 				free(texts[0]);
@@ -346,7 +464,7 @@ compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
 		return;
 	plan_cview(b->plan, &lines, &total, &size);
 	for (k = 0; k < n && k < total; k++) {
-		if (store_node_get(b->store, lines[k].l, lines[k].i, &nd) != 0)
+		if (compact_node_get(b, lines[k].l, lines[k].i, &nd) != 0)
 			break;
 		buf_reset(&line);
 		render_name(&line, lines[k].l, lines[k].i);

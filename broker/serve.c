@@ -231,7 +231,7 @@ serve_flush_batch(
 	uint64_t *ids = xcalloc(n, sizeof(*ids)), t0;
 	size_t k, j, nin = 0, nnodes = 0, llen;
 	const char *kind;
-	int rc, built_ok = 1;
+	int rc;
 
 	t0 = store_count(b->store);
 	for (k = 0; k < n; k++) {
@@ -280,23 +280,23 @@ serve_flush_batch(
 		nodes[nnodes].size = (uint32_t)render_flat_size(leaf[k], llen);
 		nnodes++;
 	}
-	if (nnodes > 0 && store_node_put_batch(b->store, nodes, nnodes) != 0) {
-		/* They stay unbuilt; the compactor builds them later. */
-		log_warnx("leaf nodes not stored: %s", store_errmsg(b->store));
-		built_ok = 0;
-	}
+	/* Acknowledged as soon as the log's fsync returned; the leaves go
+	 * to the store with the next tree commit. */
 	for (k = 0; k < n; k++) {
 		uint64_t id = ids[slot[same[k]]];
 
 		serve_ack(b, &v[k], id, same[k] != k || id < t0);
 	}
+	for (k = 0; k < nnodes; k++)
+		compact_node_put(b, 0, nodes[k].i, nodes[k].text, nodes[k].len,
+		    nodes[k].size);
 	for (k = 0; k < n; k++) {
 		size_t s = slot[k];
 
 		if (same[k] != k || ids[s] < t0)
 			continue;
-		serve_logged(b, &v[k], ids[s], leaf[k] != NULL && built_ok,
-		    in[s].text, in[s].len, now);
+		serve_logged(b, &v[k], ids[s], leaf[k] != NULL, in[s].text,
+		    in[s].len, now);
 	}
 out:
 	for (k = 0; k < n; k++)
@@ -401,6 +401,8 @@ serve_status(struct broker *b, struct msg_val *doc)
 	msg_val_set_int(v, "running", (int64_t)plan_work_running(b->plan));
 	msg_val_set_int(v, "waiting_for_worker", (int64_t)compact_waiting(b));
 	msg_val_set_int(v, "turns_waiting", (int64_t)b->nturns);
+	msg_val_set_int(
+	    v, "tree_pending", (int64_t)(b->ntnodes + b->ntbatches));
 	v = msg_val_set_map(doc, "failures");
 	msg_val_set_int(v, "total", (int64_t)b->failures_total);
 	msg_val_set_int(v, "nodes", (int64_t)b->nfailed);
@@ -445,7 +447,7 @@ serve_node_text(struct broker *b, unsigned l, uint64_t i, struct buf *out)
 {
 	struct store_node nd;
 
-	if (store_node_get(b->store, l, i, &nd) != 0)
+	if (compact_node_get(b, l, i, &nd) != 0)
 		return -SHIRO_ERR_NOENT;
 	render_flatten(out, nd.text, nd.len);
 	free(nd.text);

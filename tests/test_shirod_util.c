@@ -247,7 +247,9 @@ tsd_settle(void *sock, long timeout_ms, struct tsd_events *ev)
 		if (r != NULL && msg_get_map(r, "doc", &doc) == 0)
 			done = tsd_doc_int(doc, "unbuilt") == 0 &&
 			    tsd_doc_int(doc, "queues.running") == 0 &&
-			    tsd_doc_int(doc, "queues.waiting_for_worker") == 0;
+			    tsd_doc_int(doc, "queues.waiting_for_worker") ==
+				0 &&
+			    tsd_doc_int(doc, "queues.tree_pending") == 0;
 		msg_destroy(&r);
 		if (done)
 			return 0;
