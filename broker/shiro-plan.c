@@ -10,6 +10,8 @@
  * Output, one line per event:
  *	K EVENT | T=.. size=.. shrinking=0|1 batch=0|1 merges=l:i,..|- view l:i[*]..
  * A bad event prints "error: line N: <reason>" on stderr and exits 2.
+ * Lines end at "\n" only; "\r" is a blank, as the reference model
+ * (tests/planref.py) reads its standard input.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +24,8 @@
 #include "proto/err.h"
 
 #define SHIRO_PLAN_MAX_TOKENS 8
+/* Blanks between tokens: the ASCII white space and separators. */
+#define SHIRO_PLAN_BLANKS " \t\r\n\v\f\x1c\x1d\x1e\x1f"
 
 /* What one scenario run holds. */
 struct shiro_plan_run {
@@ -222,15 +226,21 @@ shiro_plan_run(struct shiro_plan_run *r, FILE *f)
 	size_t cap = 0;
 	uint64_t lineno = 0, k = 0;
 	struct plan_batch batch;
+	ssize_t len;
 	int ntok, rc = 0;
 
-	while (getline(&line, &cap, f) >= 0) {
+	while ((len = getline(&line, &cap, f)) >= 0) {
 		lineno++;
+		if (memchr(line, '\0', (size_t)len) != NULL) {
+			r->why = "NUL byte in the line";
+			rc = -SHIRO_ERR_INVAL;
+			goto out;
+		}
 		if ((s = strchr(line, '#')) != NULL)
 			*s = '\0';
 		ntok = 0;
-		for (s = strtok_r(line, " \t\r\n\v\f", &save); s != NULL;
-		     s = strtok_r(NULL, " \t\r\n\v\f", &save)) {
+		for (s = strtok_r(line, SHIRO_PLAN_BLANKS, &save); s != NULL;
+		     s = strtok_r(NULL, SHIRO_PLAN_BLANKS, &save)) {
 			if (ntok == SHIRO_PLAN_MAX_TOKENS) {
 				r->why = "too many tokens";
 				rc = -SHIRO_ERR_INVAL;
