@@ -12,7 +12,16 @@
 #include "tests/harness.h"
 #include "tests/test_tools_util.h"
 #include "tools/text.h"
+#include "sandbox/jail.h"
+#include "tools/rg.h"
 #include "tools/tool.h"
+
+/* grep_cmp - byte order of strings, for qsort. */
+static int
+grep_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
 
 /* read_file gives lines, pages with offset/limit, and says what is left. */
 static void
@@ -641,6 +650,126 @@ tools_survive_garbage(void)
 	    (long)(time(NULL) - start));
 }
 
+/* grep_lines - the sorted lines of a grep result's output. */
+static char *
+grep_lines(json_t *r)
+{
+	const char *out = tt_str(r, "output");
+	char *copy = strdup(out), **lines = NULL, *save = NULL, *l;
+	struct buf b = BUF_INIT;
+	size_t n = 0, i;
+
+	CHECK(copy != NULL);
+	for (l = strtok_r(copy, "\n", &save); l;
+	     l = strtok_r(NULL, "\n", &save)) {
+		lines = realloc(lines, (n + 1) * sizeof(*lines));
+		CHECK(lines != NULL);
+		lines[n++] = l;
+	}
+	qsort(lines, n, sizeof(*lines), grep_cmp);
+	for (i = 0; i < n; i++) {
+		buf_adds(&b, lines[i]);
+		buf_addc(&b, '\n');
+	}
+	free(lines);
+	free(copy);
+	if (b.data == NULL)
+		buf_adds(&b, "");
+	return buf_steal(&b, NULL);
+}
+
+/* With ripgrep installed and a process that may run it, grep finds the
+ * same lines as the internal search, with the same refusals. */
+static void
+grep_ripgrep_agrees(void)
+{
+	static const char *const queries[] = {
+	    "{\"pattern\":\"needle\"}",
+	    "{\"pattern\":\"NEEDLE\",\"ignore_case\":true}",
+	    "{\"pattern\":\"needle\",\"glob\":\"*.c\"}",
+	    "{\"pattern\":\"needle\",\"path\":\"src\"}",
+	    "{\"pattern\":\"^hay [0-9]+$\"}",
+	};
+	struct tt t;
+	struct jail_features f;
+	char name[64], path[PATH_MAX + 32], target[PATH_MAX + 32];
+	size_t q;
+	int i, fd;
+
+	tt_setup(&t);
+	t.ctx.may_exec = 1;
+	if (!rg_available(&t.ctx))
+		harness_skip("ripgrep is not installed");
+	jail_probe(&f);
+	if (f.missing[0] != '\0')
+		harness_skip("the jail lacks: %s", f.missing);
+	tt_put(t.ws, "a.c", "needle one\nhay\n");
+	tt_put(t.ws, "src/b.h", "x\nNeedle two\n");
+	tt_put(t.ws, "src/deep/c.c", "needle: three: colons\n");
+	tt_put(t.ws, ".hidden.txt", "needle hidden\n");
+	tt_put(t.ws, ".gitignore", "ignored/\n");
+	tt_put(t.ws, "ignored/d.c", "needle ignored\n");
+	tt_put(t.ws, ".env", "needle=secret\n");
+	tt_put(t.out, "outside.txt", "needle outside\n");
+	snprintf(target, sizeof(target), "%s/outside.txt", t.out);
+	snprintf(path, sizeof(path), "%s/hard.txt", t.ws);
+	CHECK(link(target, path) == 0);
+	snprintf(path, sizeof(path), "%s/bin.dat", t.ws);
+	fd = open(path, O_WRONLY | O_CREAT, 0644);
+	CHECK(write(fd, "needle\0", 7) == 7);
+	close(fd);
+	for (i = 0; i < 250; i++) {
+		snprintf(name, sizeof(name), "hay/h%03d.txt", i);
+		snprintf(target, sizeof(target), "hay %d\n", i);
+		tt_put(t.ws, name, target);
+	}
+	for (q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+		json_t *rr, *ri;
+		char *lr, *li;
+		t.ctx.may_exec = 1;
+		rr = tt_call(&t, "grep", json_loads(queries[q], 0, NULL));
+		t.ctx.may_exec = 0;
+		ri = tt_call(&t, "grep", json_loads(queries[q], 0, NULL));
+		CHECK(tt_ok(rr) && tt_ok(ri));
+		CHECKF(json_integer_value(json_object_get(rr, "hits")) ==
+			json_integer_value(json_object_get(ri, "hits")),
+		    "%s: %lld hits with ripgrep, %lld without", queries[q],
+		    json_integer_value(json_object_get(rr, "hits")),
+		    json_integer_value(json_object_get(ri, "hits")));
+		CHECK(json_equal(json_object_get(rr, "truncated"),
+		    json_object_get(ri, "truncated")));
+		if (!json_is_true(json_object_get(ri, "truncated"))) {
+			lr = grep_lines(rr);
+			li = grep_lines(ri);
+			CHECKF(strcmp(lr, li) == 0, "%s:\n%s---\n%s",
+			    queries[q], lr, li);
+			CHECK(strstr(lr, "secret") == NULL &&
+			    strstr(lr, "outside") == NULL &&
+			    strstr(lr, "ignored") == NULL);
+			free(lr);
+			free(li);
+		}
+		json_decref(rr);
+		json_decref(ri);
+	}
+	/* ripgrep really ran: it also honours .ignore files, which the
+	 * internal search does not read. */
+	tt_put(t.ws, ".ignore", "a.c\n");
+	{
+		json_t *rr;
+		t.ctx.may_exec = 1;
+		rr = tt_call(&t, "grep", json_pack("{ss}", "pattern", "one"));
+		CHECK_EQ_INT(
+		    json_integer_value(json_object_get(rr, "hits")), 0);
+		json_decref(rr);
+		t.ctx.may_exec = 0;
+		rr = tt_call(&t, "grep", json_pack("{ss}", "pattern", "one"));
+		CHECK_EQ_INT(
+		    json_integer_value(json_object_get(rr, "hits")), 1);
+		json_decref(rr);
+	}
+}
+
 static const struct harness_test tests[] = {
     HT(read_file_pages),
     HT(read_file_refuses),
@@ -656,6 +785,7 @@ static const struct harness_test tests[] = {
     HT(grep_finds_and_caps),
     HT(catalogue_schemas_and_errors),
     HT(tools_survive_garbage),
+    HT(grep_ripgrep_agrees),
 };
 
 HARNESS_MAIN(tests)

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include "proto/buf.h"
+#include "proto/err.h"
+#include "proto/xmalloc.h"
 #include "tools/match.h"
 #include "tools/perm.h"
+#include "tools/rg.h"
 #include "tools/text.h"
 #include "tools/tool.h"
 #include "tools/walk.h"
@@ -26,6 +29,8 @@ struct grep_state {
 	struct buf out;
 	size_t hits, files;
 	int truncated;
+	char *last; /* ripgrep: the last file reported, and */
+	int last_ok; /* whether it passed the checks */
 };
 
 /* grep_fd - search the open file fd (consumed), named rel. */
@@ -96,6 +101,50 @@ grep_one(const struct walk_entry *e, void *arg)
 	return grep_fd(s, fd, e->rel);
 }
 
+/* grep_file_ok - whether a file ripgrep reports passes the checks of
+ * the internal search: not secret, a regular file with one link. */
+static int
+grep_file_ok(const struct tool_ctx *ctx, const char *path)
+{
+	struct stat st;
+	int fd, ok;
+
+	if (perm_is_secret(path) ||
+	    ws_open(ctx->wsfd, path, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fd) <
+		0)
+		return 0;
+	ok = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_nlink == 1;
+	close(fd);
+	return ok;
+}
+
+/* grep_rg_hit - one line ripgrep found: filtered, counted, printed. */
+static int
+grep_rg_hit(void *arg, const char *path, unsigned long line, const char *text,
+    size_t len)
+{
+	struct grep_state *s = arg;
+
+	if (s->last == NULL || strcmp(s->last, path) != 0) {
+		free(s->last);
+		s->last = xstrdup(path);
+		s->last_ok = grep_file_ok(s->ctx, path);
+		if (s->last_ok)
+			s->files++;
+	}
+	if (!s->last_ok)
+		return 0;
+	if (s->hits == TOOL_MAX_HITS) {
+		s->truncated = 1;
+		return 1;
+	}
+	s->hits++;
+	buf_printf(&s->out, "%s:%lu:", path, line);
+	text_utf8_clean(text, len > GREP_LINE ? GREP_LINE : len, &s->out);
+	buf_adds(&s->out, len > GREP_LINE ? " [...]\n" : "\n");
+	return 0;
+}
+
 /* grep_run - the grep tool (the internal search). */
 static int
 grep_run(json_t *args, struct tool_ctx *ctx, json_t **result)
@@ -131,17 +180,36 @@ grep_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		goto out;
 	}
 	compiled = 1;
+	if (perm_is_secret(rel)) {
+		*result =
+		    tool_error("%s looks like a secret file; grep refuses "
+			       "to search it",
+			rel);
+		goto out;
+	}
+	if (rg_available(ctx)) {
+		/* ripgrep in the jail, where this process may run it; if it
+		 * cannot run, the internal search below does the work. */
+		char *why = NULL;
+		r = rg_search(ctx, pattern, rel, s.include,
+		    tool_bool(args, "ignore_case", 0), grep_rg_hit, &s, &why);
+		if (r == -SHIRO_ERR_INVAL) {
+			*result =
+			    tool_error("ripgrep refused the pattern: %s", why);
+			free(why);
+			goto out;
+		}
+		free(why);
+		if (r == 0 || r == -SHIRO_ERR_CANCELED)
+			goto done;
+		buf_reset(&s.out);
+		s.hits = s.files = 0;
+		s.truncated = 0;
+	}
 	r = walk_tree(
 	    ctx->wsfd, rel, GREP_DEPTH, GREP_VISIT, grep_one, &s, &truncated);
 	if (r == -ENOTDIR) {
 		/* A single file: the same checks, opened beneath the fd. */
-		if (perm_is_secret(rel)) {
-			*result =
-			    tool_error("%s looks like a secret file; grep "
-				       "refuses to search it",
-				rel);
-			goto out;
-		}
 		r = ws_open(
 		    ctx->wsfd, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, 0, &fd);
 		if (r == 0)
@@ -151,6 +219,7 @@ grep_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		*result = tool_path_error(rel, r);
 		goto out;
 	}
+done:
 	if (tool_canceled(ctx)) {
 		*result = tool_error("grep was interrupted");
 		goto out;
@@ -168,6 +237,7 @@ grep_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 out:
 	if (compiled)
 		regfree(&s.re);
+	free(s.last);
 	buf_free(&s.out);
 	buf_free(&clip);
 	free(rel);
@@ -185,9 +255,9 @@ const struct tool_def grep_def = {
     .name = "grep",
     .kind = TOOL_READ,
     .description = "Search file contents for an extended regular "
-		   "expression; prints path:line:text. Honours "
-		   ".gitignore, skips binary and secret files; at most "
-		   "200 hits.",
+		   "expression (ripgrep runs it where installed); prints "
+		   "path:line:text. Honours .gitignore, skips binary and "
+		   "secret files; at most 200 hits.",
     .schema = "{\"type\":\"object\",\"properties\":{"
 	      "\"pattern\":{\"type\":\"string\",\"description\":\"POSIX "
 	      "extended regular expression\"},"

@@ -6,7 +6,7 @@ TOOLS_SRCS := tools/tool.c tools/text.c tools/ws.c tools/match.c \
 	tools/read_file.c tools/read_many_files.c tools/write_file.c \
 	tools/edit_file.c tools/multi_edit.c tools/apply_patch.c \
 	tools/move_file.c tools/delete_file.c tools/list_dir.c tools/glob.c \
-	tools/grep.c tools/bash.c
+	tools/grep.c tools/rg.c tools/bash.c
 TOOLS_OBJS := $(TOOLS_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(TOOLS_OBJS)
 

@@ -147,7 +147,7 @@ once_main(int argc, char **argv)
 	memset(&ctx, 0, sizeof(ctx));
 	ctx.wsfd = fd;
 	ctx.wspath = real;
-	ctx.may_exec = 1;
+	ctx.may_exec = def->kind == TOOL_EXEC; /* as locked down above */
 	ctx.cancel = &once_cancel;
 	if (tool_call(name, args, &ctx, &result) < 0 || result == NULL) {
 		fprintf(stderr, "shiro-tool-worker: the tool could not run\n");
