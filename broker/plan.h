@@ -166,8 +166,9 @@ int plan_append(struct plan *p, int built, uint32_t size);
  * becomes ready.  Errors: -SHIRO_ERR_INVAL l > PLAN_MAX_LEVEL;
  * -SHIRO_ERR_TOOBIG size > node_size; -SHIRO_ERR_NOENT one of its
  * messages does not exist yet; -SHIRO_ERR_EXIST already built;
- * -SHIRO_ERR_STATE l > 0 and a child is not built.  Cheap when nodes are
- * built in the order they became ready.
+ * -SHIRO_ERR_STATE l > 0 and a child is not built.  A merge costs
+ * amortized O(1); a leaf O(log u) plus moving the unbuilt messages
+ * before or after it, u of them (none when the oldest is built first).
  */
 int plan_built(struct plan *p, unsigned l, uint64_t i, uint32_t size);
 
