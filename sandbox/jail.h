@@ -27,7 +27,8 @@
  *
  * Memory: struct jail_spec and everything it points to is borrowed and
  * must stay valid until jail_start() returns (jail_start copies what it
- * needs).  struct jail is owned by the caller from jail_start() until
+ * needs), except *cancel and on_output_arg, which are used until
+ * jail_finish().  struct jail is owned by the caller from jail_start() until
  * jail_finish(), which frees it and sets the pointer to NULL.
  *
  * Thread and fork safety: jail_start() allocates everything before it
