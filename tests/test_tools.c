@@ -9,6 +9,7 @@
 
 #include "proto/buf.h"
 #include "proto/utf8.h"
+#include "proto/xmalloc.h"
 #include "tests/harness.h"
 #include "tests/test_tools_util.h"
 #include "tools/text.h"
@@ -655,15 +656,13 @@ static char *
 grep_lines(json_t *r)
 {
 	const char *out = tt_str(r, "output");
-	char *copy = strdup(out), **lines = NULL, *save = NULL, *l;
+	char *copy = xstrdup(out), **lines = NULL, *save = NULL, *l;
 	struct buf b = BUF_INIT;
 	size_t n = 0, i;
 
-	CHECK(copy != NULL);
 	for (l = strtok_r(copy, "\n", &save); l;
 	     l = strtok_r(NULL, "\n", &save)) {
-		lines = realloc(lines, (n + 1) * sizeof(*lines));
-		CHECK(lines != NULL);
+		lines = xreallocarray(lines, n + 1, sizeof(*lines));
 		lines[n++] = l;
 	}
 	qsort(lines, n, sizeof(*lines), grep_cmp);
