@@ -665,7 +665,8 @@ grep_lines(json_t *r)
 		lines = xreallocarray(lines, n + 1, sizeof(*lines));
 		lines[n++] = l;
 	}
-	qsort(lines, n, sizeof(*lines), grep_cmp);
+	if (n > 1)
+		qsort(lines, n, sizeof(*lines), grep_cmp);
 	for (i = 0; i < n; i++) {
 		buf_adds(&b, lines[i]);
 		buf_addc(&b, '\n');
