@@ -113,6 +113,8 @@ static const struct filter_rule filter_base[] = {
     R("quotactl_fd", EPERM, "system administration: quotas"),
     R("lookup_dcookie", EPERM, "kernel profiling interface"),
     R("uselib", EPERM, "obsolete loader call"),
+    R("modify_ldt", EPERM,
+	"x86 segment descriptors: old ABI, past kernel bugs, no use here"),
     R("ioperm", EPERM, "direct hardware port access"),
     R("iopl", EPERM, "direct hardware port access"),
     R("vhangup", EPERM, "hangs up the terminal of the session"),
