@@ -253,6 +253,37 @@ jail_separates_output(void)
 	jt_free(&r);
 }
 
+/* The CPU and open-file limits hold (file size, address space and
+ * processes are in the escape suite). */
+static void
+jail_applies_rlimits(void)
+{
+	const char *spin[] = {"sh", "-c", "while :; do :; done", NULL};
+	const char *files[] = {"sh", "-c",
+	    "ulimit -n; ulimit -t; exec 3</dev/null 40</dev/null && echo "
+	    "OPENED",
+	    NULL};
+	struct jail_spec spec;
+	struct jt_run r;
+
+	jt_spec(&spec, harness_tmpdir(), files);
+	spec.limits.nofile = 32;
+	spec.limits.cpu_s = 7;
+	jt_exec(&spec, &r);
+	CHECKF(strncmp(r.out.data, "32\n7\n", 5) == 0, "%s", r.out.data);
+	CHECK(strstr(r.out.data, "OPENED") == NULL);
+	jt_free(&r);
+
+	jt_spec(&spec, harness_tmpdir(), spin);
+	spec.limits.cpu_s = 1;
+	jt_exec(&spec, &r);
+	CHECKF(!r.res.exited &&
+		(r.res.signal == SIGXCPU || r.res.signal == SIGKILL),
+	    "exit %d signal %d", r.res.exit_code, r.res.signal);
+	CHECK(!r.res.timed_out);
+	jt_free(&r);
+}
+
 /* Large output on both streams at once comes through whole. */
 static void
 jail_large_output(void)
@@ -929,6 +960,7 @@ static const struct harness_test tests[] = {
     HT(jail_reports_status),
     HT(jail_missing_program),
     HT(jail_separates_output),
+    HT(jail_applies_rlimits),
     HT(jail_large_output),
     HT(jail_refuses_bad_specs),
     HT(jail_cleans_process_state),
