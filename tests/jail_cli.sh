@@ -25,7 +25,7 @@ if ! "$jail" --doctor >"$tmp/doc" 2>&1; then
 	why=$(grep -m1 '^missing' "$tmp/doc" || echo "self-test failed")
 	for t in cli_passes_output_through cli_passes_stdin cli_exit_status \
 		cli_signal_status cli_timeout_status cli_missing_program \
-		cli_setup_failure cli_bad_usage cli_help cli_workspace \
+		cli_setup_failure cli_bad_usage cli_help cli_unjailed cli_workspace \
 		cli_net_switch cli_doctor cli_doctor_json cli_policy_lists; do
 		echo "SKIP $t: the jail cannot run here ($why)"
 	done
@@ -77,6 +77,17 @@ rc=$?
 if [ $rc -eq 125 ]; then ok cli_bad_usage; else no cli_bad_usage "rc=$rc"; fi
 
 if "$jail" --help | grep -q -- '--workspace DIR'; then ok cli_help; else no cli_help "no usage text"; fi
+
+# --unjailed (a person's explicit choice): the host's own view, but
+# still a clean environment.
+mkdir -p "$tmp/outside"
+a=$("$jail" -- sh -c "test -d $tmp/outside && echo visible")
+b=$(SHIRO_CLI_SECRET=x "$jail" --unjailed -- sh -c "test -d $tmp/outside && echo visible; echo \${SHIRO_CLI_SECRET:-clean}")
+if [ "$a" = "" ] && [ "$b" = "$(printf 'visible\nclean')" ]; then
+	ok cli_unjailed
+else
+	no cli_unjailed "jailed='$a' unjailed='$b'"
+fi
 
 # The workspace: the given directory is writable, others are not.
 mkdir -p "$tmp/other"
