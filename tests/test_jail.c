@@ -569,7 +569,7 @@ jail_step_api(void)
 	n = jail_pollfds(j, fds, 4);
 	CHECK(n >= 2);
 	CHECK(jail_next_ms(j) <= 50);
-	for (i = 0; i < 20 && stream_first_ms == 0; i++)
+	for (i = 0; i < 200 && stream_first_ms == 0; i++)
 		CHECK_EQ_INT(jail_step(j, 50, &done), 0);
 	CHECK(stream_first_ms > 0);
 	CHECK(!done);
