@@ -475,6 +475,18 @@ glob_matches_and_caps(void)
 	r = tt_call(&t, "glob", json_pack("{ss}", "pattern", "[a-"));
 	CHECK(!tt_ok(r));
 	json_decref(r);
+	/* A name that is not UTF-8 comes back cleaned, never dropped. */
+	tt_put(t.ws, "odd/caf\xe9.c", "");
+	r = tt_call(
+	    &t, "glob", json_pack("{ssss}", "pattern", "*.c", "path", "odd"));
+	CHECK_EQ_INT(json_array_size(json_object_get(r, "matches")), 1);
+	CHECK_EQ_STR(
+	    json_string_value(json_array_get(json_object_get(r, "matches"), 0)),
+	    "odd/caf\xef\xbf\xbd.c");
+	json_decref(r);
+	r = tt_call(&t, "list_dir", json_pack("{ss}", "path", "odd"));
+	CHECK_EQ_STR(tt_str(r, "entries"), "caf\xef\xbf\xbd.c\n");
+	json_decref(r);
 }
 
 /* grep finds lines, skips ignored, binary and secret files, and caps

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "tools/match.h"
+#include "tools/text.h"
 #include "tools/tool.h"
 #include "tools/walk.h"
 #include "tools/ws.h"
@@ -14,6 +15,7 @@ struct glob_state {
 	const char *pat;
 	size_t skip;
 	json_t *matches;
+	size_t chars, max; /* characters of the matches so far, the cap */
 	int truncated;
 };
 
@@ -27,11 +29,13 @@ glob_one(const struct walk_entry *e, void *arg)
 	/* A pattern without a slash matches names at any depth. */
 	if (!match_glob(s->pat, strchr(s->pat, '/') ? sub : e->name, 1))
 		return 0;
-	if (json_array_size(s->matches) == TOOL_MAX_HITS) {
+	s->chars += strlen(e->rel) + 4;
+	if (json_array_size(s->matches) == TOOL_MAX_HITS || s->chars > s->max) {
 		s->truncated = 1;
 		return 1;
 	}
-	json_array_append_new(s->matches, json_string(e->rel));
+	/* Names are bytes: cleaned to UTF-8 for the result. */
+	json_array_append_new(s->matches, text_string(e->rel, strlen(e->rel)));
 	return 0;
 }
 
@@ -39,7 +43,7 @@ glob_one(const struct walk_entry *e, void *arg)
 static int
 glob_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 {
-	struct glob_state s = {NULL, 0, NULL, 0};
+	struct glob_state s = {NULL, 0, NULL, 0, 0, 0};
 	char *rel = NULL;
 	int r, truncated;
 
@@ -55,6 +59,7 @@ glob_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		s.pat += 2;
 	s.skip = strcmp(rel, ".") == 0 ? 0 : strlen(rel) + 1;
 	s.matches = json_array();
+	s.max = tool_ctx_max(ctx);
 	r = walk_tree(
 	    ctx->wsfd, rel, GLOB_DEPTH, GLOB_VISIT, glob_one, &s, &truncated);
 	if (r < 0) {

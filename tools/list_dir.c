@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "proto/buf.h"
+#include "tools/text.h"
 #include "tools/tool.h"
 #include "tools/walk.h"
 #include "tools/ws.h"
@@ -30,9 +31,10 @@ static int
 list_dir_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 {
 	struct list_dir_state s = {0, BUF_INIT, 0};
+	struct buf text = BUF_INIT;
 	long long depth;
 	char *rel = NULL;
-	int r, truncated;
+	int r, truncated, clipped;
 
 	if (tool_path(ctx, args, "path", ".", &rel, result) != 0 ||
 	    tool_int(args, "depth", 2, 1, 6, &depth, result) != 0)
@@ -44,15 +46,21 @@ list_dir_run(json_t *args, struct tool_ctx *ctx, json_t **result)
 		*result = tool_path_error(rel, r);
 		goto out;
 	}
+	/* Names are bytes: cleaned to UTF-8 and clipped like any output. */
+	clipped = text_clip(
+	    s.out.data ? s.out.data : "", s.out.len, tool_ctx_max(ctx), &text);
 	*result = tool_ok();
 	json_object_set_new(*result, "path", json_string(rel));
 	json_object_set_new(*result, "entries",
-	    json_stringn(s.out.data ? s.out.data : "", s.out.len));
+	    json_stringn(text.data ? text.data : "", text.len));
+	if (clipped)
+		json_object_set_new(*result, "clipped", json_true());
 	json_object_set_new(
 	    *result, "count", json_integer((json_int_t)s.count));
 	json_object_set_new(*result, "truncated", json_boolean(truncated));
 out:
 	buf_free(&s.out);
+	buf_free(&text);
 	free(rel);
 	return 0;
 }
