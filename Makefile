@@ -121,9 +121,16 @@ deps:
 		echo "deps: every Debian package is installed"; \
 	fi
 
+# demo: the planner on a chat of 3,000 messages at the design's sizes.
+demo: plan-demo
+
+# run: build everything and attach the client (it starts shirod).
+run: build-all
+	$(BUILD)/shiro
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all build-all check asan bench lint format deps clean fuzz
+.PHONY: all build-all check asan bench lint format deps clean fuzz demo run
 
 -include $(OBJS:.o=.d)
