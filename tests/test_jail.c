@@ -6,6 +6,7 @@
  * process itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
@@ -715,6 +716,13 @@ unix_connects(const char *path)
 	return rc == 0;
 }
 
+/* thread_main - a thread that does nothing. */
+static void *
+thread_main(void *arg)
+{
+	return arg;
+}
+
 /* The model worker: no exec, no writes; reads and sockets work. */
 static void
 lockdown_model(void)
@@ -731,6 +739,13 @@ lockdown_model(void)
 	/* The broker's ipc endpoint stays reachable. */
 	CHECK(unix_connects(jt_path(ws, "broker.sock")));
 	close(lfd);
+	/* Threads still start (clone3 answers ENOSYS; libc falls back). */
+	{
+		pthread_t t;
+		void *ret = NULL;
+		CHECK(pthread_create(&t, NULL, thread_main, &lfd) == 0);
+		CHECK(pthread_join(t, &ret) == 0 && ret == &lfd);
+	}
 	errno = 0;
 	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
 	CHECK(open(path, O_WRONLY) < 0 && errno == EPERM);
