@@ -723,6 +723,38 @@ thread_main(void *arg)
 	return arg;
 }
 
+static int tsync_pipe[2];
+
+/* tsync_thread - wait for the go, then try ptrace; return its errno. */
+static void *
+tsync_thread(void *arg)
+{
+	char c;
+
+	(void)arg;
+	if (read(tsync_pipe[0], &c, 1) != 1)
+		return (void *)(long)-1;
+	errno = 0;
+	if (syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) == 0)
+		return (void *)0L;
+	return (void *)(long)errno;
+}
+
+/* A thread that existed before the lockdown is locked down too. */
+static void
+lockdown_covers_threads(void)
+{
+	pthread_t t;
+	void *ret = NULL;
+
+	CHECK(pipe(tsync_pipe) == 0);
+	CHECK(pthread_create(&t, NULL, tsync_thread, NULL) == 0);
+	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_TOOL, NULL), 0);
+	CHECK(write(tsync_pipe[1], "g", 1) == 1);
+	CHECK(pthread_join(t, &ret) == 0);
+	CHECK_EQ_INT((long)ret, EPERM);
+}
+
 /* The model worker: no exec, no writes; reads and sockets work. */
 static void
 lockdown_model(void)
@@ -992,6 +1024,7 @@ static const struct harness_test tests[] = {
     HT(lockdown_model),
     HT(lockdown_fs),
     HT(lockdown_tool),
+    HT(lockdown_covers_threads),
 };
 
 HARNESS_MAIN(tests)
