@@ -39,6 +39,7 @@ while IFS= read -r f; do
 			h=${inc#\"}; h=${h%\"}
 			case "$h" in */*) ;; *) continue ;; esac # same directory
 			top=${h%%/*}
+			[ "$top" = "$dir" ] && continue # its own module
 			case "$dir" in
 			proto)
 				[ "$top" = proto ] || breach "$f includes \"$h\" (proto/ includes nothing else of ours)" ;;
