@@ -16,8 +16,8 @@
  *    not tcp).  With a workspace, Landlock (where present) confines
  *    reads and writes to it, plus reads of /usr.
  *  - SANDBOX_ROLE_TOOL: spawns commands only through jail_start().  It
- *    keeps what the jail's set-up needs (clone with namespaces, the
- *    mount calls); seccomp filters are inherited, so a filter that
+ *    keeps what the jail's set-up needs (clone and clone3 with
+ *    namespaces, the mount calls); seccomp filters are inherited, so a filter that
  *    refused a plain fork would also bind every jailed command: the
  *    "only jailed children" rule is the code path, and each child adds
  *    the jail's stricter filter before execve.  Do not lock down as
@@ -36,7 +36,9 @@ enum sandbox_role {
 
 /*
  * sandbox_lockdown - lock the calling process (all its threads) down for
- * role.  workspace (may be NULL) is the directory the FS role may use.
+ * role.  The seccomp filter reaches every thread; Landlock binds the
+ * calling thread and what it starts later, so call this before starting
+ * threads that open files.  workspace (may be NULL) is the directory the FS role may use.
  * Returns 0, SHIRO_ERR_UNSUPP when the kernel has no seccomp filters, or
  * SHIRO_ERR_FAILED.  A worker that gets an error must exit rather than
  * run unconfined.
