@@ -626,6 +626,9 @@ jail_start(
 		goto fail_errno;
 	plan.err_w = errp[1];
 	plan.stat_w = statp[1];
+	/* For init to see whether we died before its parent-death signal
+	 * was set. */
+	plan.parent_fd = (int)syscall(SYS_pidfd_open, getpid(), 0);
 
 	pthread_mutex_lock(&jail_lock);
 	(void)snprintf(name, sizeof(name), "shiro-jail-%ld-%u", (long)getpid(),
@@ -662,10 +665,15 @@ jail_start(
 	}
 	if (!j->have_cg)
 		pid = syscall(SYS_clone, flags, 0, &pidfd, 0, 0);
-	if (pid < 0)
+	if (pid < 0) {
+		if (plan.parent_fd >= 0)
+			close(plan.parent_fd);
 		goto fail_errno;
+	}
 	if (pid == 0)
 		jailinit_main(&plan);
+	if (plan.parent_fd >= 0)
+		close(plan.parent_fd);
 	j->pid = (pid_t)pid;
 	j->pidfd = pidfd;
 	fcntl(pidfd, F_SETFD, FD_CLOEXEC);

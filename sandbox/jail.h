@@ -33,7 +33,10 @@
  *
  * Thread and fork safety: jail_start() allocates everything before it
  * clones, so the child never calls malloc; it may be called from a
- * multi-threaded process.  One struct jail is used by one thread.
+ * multi-threaded process.  One struct jail is used by one thread, and
+ * that thread must outlive the run: the jail is killed when the thread
+ * that started it ends (the parent-death signal follows the thread), as
+ * when the whole worker dies.
  */
 #ifndef SHIRO_JAIL_H
 #define SHIRO_JAIL_H

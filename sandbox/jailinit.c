@@ -18,6 +18,7 @@
 #include <linux/mount.h>
 #include <linux/openat2.h>
 #include <linux/securebits.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -735,6 +736,13 @@ jailinit_main(struct jailinit_plan *p)
 	/* If the worker dies, the jail dies with it. */
 	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0)
 		jailinit_fail(p, "set the parent-death signal");
+	/* The monitor may have died before the line above. */
+	if (p->parent_fd >= 0) {
+		struct pollfd pfd = {p->parent_fd, POLLIN, 0};
+		if (poll(&pfd, 1, 0) != 0)
+			_exit(JAIL_EXIT_SETUP);
+		close(p->parent_fd);
+	}
 	jailinit_maps(p);
 	/* Not dumpable: the command cannot read init's memory or
 	 * environment (the worker's) through /proc/1. */

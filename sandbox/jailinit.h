@@ -54,6 +54,7 @@ struct jailinit_plan {
 	int fd_in, fd_out, fd_err;
 	int err_w; /* error pipe, write end (close-on-exec) */
 	int stat_w; /* status pipe, write end: init writes the wait status */
+	int parent_fd; /* a pidfd of the monitor, or -1 */
 	char pid_max[24]; /* for the new pid namespace */
 	const struct sock_fprog *prog;
 	const char *ll_ro[2];

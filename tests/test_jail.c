@@ -552,6 +552,38 @@ jail_cancel_kills_tree(void)
 	jt_free(&r);
 }
 
+/* If the worker dies, the jail dies with it. */
+static void
+jail_dies_with_monitor(void)
+{
+	const char *argv[] = {"sh", "-c", "sleep 982.5 & sleep 982.25", NULL};
+	struct timespec ts = {0, 20000000};
+	struct jail_result res;
+	struct jail_spec spec;
+	pid_t mon;
+	int i, st;
+
+	jt_spec(&spec, harness_tmpdir(), argv);
+	spec.timeout_ms = 0;
+	mon = fork();
+	CHECK(mon >= 0);
+	if (mon == 0) {
+		(void)jail_run(&spec, &res);
+		_exit(0);
+	}
+	for (i = 0; i < 250 && !jt_host_has("sleep 982.5"); i++)
+		nanosleep(&ts, NULL);
+	CHECK(jt_host_has("sleep 982.5"));
+	CHECK(kill(mon, SIGKILL) == 0);
+	CHECK(waitpid(mon, &st, 0) == mon);
+	for (i = 0; i < 250 &&
+	     (jt_host_has("sleep 982.5") || jt_host_has("sleep 982.25"));
+	     i++)
+		nanosleep(&ts, NULL);
+	CHECK(!jt_host_has("sleep 982.5"));
+	CHECK(!jt_host_has("sleep 982.25"));
+}
+
 /* The step API: poll fds, cancel by call, finish. */
 static void
 jail_step_api(void)
@@ -1017,6 +1049,7 @@ static const struct harness_test tests[] = {
     HT(jail_timeout_kills_tree),
     HT(jail_cancel_kills_tree),
     HT(unjailed_timeout_kills_group),
+    HT(jail_dies_with_monitor),
     HT(jail_step_api),
     HT(jail_cgroup_group),
     HT(jail_refuses_without_userns),
