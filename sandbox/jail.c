@@ -304,6 +304,13 @@ jail_is_sysdir(const char *abs)
 	return 0;
 }
 
+/* jail_workspace_usable - whether dir can be a workspace. */
+int
+jail_workspace_usable(const char *dir)
+{
+	return dir != NULL && dir[0] == '/' && !jail_is_sysdir(dir);
+}
+
 /* jail_relative - if abs lies strictly inside dir, a copy of the part
  * below it; else NULL. */
 static char *

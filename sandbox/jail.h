@@ -204,6 +204,13 @@ int jail_finish(struct jail **jp, struct jail_result *res);
  */
 int jail_run(const struct jail_spec *spec, struct jail_result *res);
 
+/*
+ * jail_workspace_usable - whether dir (absolute, canonical) can be a
+ * workspace: not / nor a directory the jail builds itself (/usr, /etc,
+ * /tmp, /dev, /proc, ...).
+ */
+int jail_workspace_usable(const char *dir);
+
 /* What the kernel offers the jail (jail_probe). */
 struct jail_features {
 	int userns, mntns, pidns, ipcns, utsns, netns, cgroupns;

@@ -24,7 +24,7 @@ static volatile sig_atomic_t shiro_jail_stop;
 
 static const char shiro_jail_usage[] =
     "usage: shiro-jail [--net] [--workspace DIR] [--timeout SECONDS]\n"
-    "                  [--unjailed] -- COMMAND [ARG...]\n"
+    "                  [--env NAME=VALUE]... [--unjailed] -- COMMAND [ARG...]\n"
     "       shiro-jail --doctor [--json]\n"
     "       shiro-jail --policy jail|jail-net|model|fs|tool\n"
     "\n"
@@ -37,6 +37,9 @@ static const char shiro_jail_usage[] =
     "  --net             share the host's network (off by default)\n"
     "  --workspace DIR   the directory the command may change\n"
     "  --timeout S       kill the whole tree after S seconds\n"
+    "  --env NAME=VALUE  set a variable in the command's environment,\n"
+    "                    which otherwise holds only PATH, HOME=/tmp,\n"
+    "                    locale and terminal settings\n"
     "  --unjailed        run without namespaces, seccomp and Landlock\n"
     "                    (limits and the tree kill still apply); only for\n"
     "                    a person who has decided to\n"
@@ -47,6 +50,39 @@ static const char shiro_jail_usage[] =
     "Exit status: the command's; 128+N if signal N killed it; 124 on\n"
     "timeout; 125 if the jail could not be set up (or bad usage); 126 or\n"
     "127 if the command could not be run; 130 if interrupted.\n";
+
+#define SHIRO_JAIL_MAX_ENV 64
+
+/* shiro_jail_env - the default environment with the --env settings
+ * added (a later one replaces an earlier one of the same name); the
+ * array lives until exit. */
+static const char *const *
+shiro_jail_env(const char **extra, int n)
+{
+	static const char *env[2 * SHIRO_JAIL_MAX_ENV + 1];
+	const char *const *def = jail_default_env();
+	size_t k = 0, len;
+	int i, j;
+
+	for (i = 0; def[i] != NULL && k < SHIRO_JAIL_MAX_ENV; i++) {
+		len = strcspn(def[i], "=") + 1;
+		for (j = 0; j < n; j++)
+			if (strncmp(extra[j], def[i], len) == 0)
+				break;
+		if (j == n)
+			env[k++] = def[i];
+	}
+	for (j = 0; j < n; j++) {
+		len = strcspn(extra[j], "=") + 1;
+		for (i = j + 1; i < n; i++)
+			if (strncmp(extra[i], extra[j], len) == 0)
+				break;
+		if (i == n)
+			env[k++] = extra[j];
+	}
+	env[k] = NULL;
+	return env;
+}
 
 /* shiro_jail_signal - SIGINT, SIGTERM, SIGHUP: kill the jail's tree. */
 static void
@@ -191,6 +227,7 @@ main(int argc, char **argv)
 	    {"workspace", required_argument, NULL, 'w'},
 	    {"timeout", required_argument, NULL, 't'},
 	    {"unjailed", no_argument, NULL, 'u'},
+	    {"env", required_argument, NULL, 'e'},
 	    {"doctor", no_argument, NULL, 'd'},
 	    {"json", no_argument, NULL, 'j'},
 	    {"policy", required_argument, NULL, 'p'},
@@ -200,7 +237,8 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	char cwd[PATH_MAX], *workspace = NULL;
 	const char *policy = NULL;
-	int c, doctor = 0, json = 0, rc;
+	const char *extra_env[SHIRO_JAIL_MAX_ENV];
+	int c, doctor = 0, json = 0, rc, nenv = 0;
 
 	log_init("shiro-jail", LOG_LEVEL_WARN);
 	jail_spec_init(&spec);
@@ -221,6 +259,15 @@ main(int argc, char **argv)
 			break;
 		case 'u':
 			spec.unjailed = 1;
+			break;
+		case 'e':
+			if (strchr(optarg, '=') == NULL || optarg[0] == '=' ||
+			    nenv >= SHIRO_JAIL_MAX_ENV) {
+				fprintf(stderr, "shiro-jail: bad --env %s\n",
+				    optarg);
+				return JAIL_EXIT_SETUP;
+			}
+			extra_env[nenv++] = optarg;
 			break;
 		case 'd':
 			doctor = 1;
@@ -249,10 +296,10 @@ main(int argc, char **argv)
 	}
 	if (workspace == NULL) {
 		/* The current directory, unless that is one a jail cannot
-		 * use read-write (/, /usr, ...): then none. */
+		 * use read-write (/, /usr, /tmp, ...): then none. */
 		struct stat st;
-		if (getcwd(cwd, sizeof(cwd)) != NULL && strcmp(cwd, "/") != 0 &&
-		    stat(cwd, &st) == 0)
+		if (getcwd(cwd, sizeof(cwd)) != NULL &&
+		    jail_workspace_usable(cwd) && stat(cwd, &st) == 0)
 			workspace = cwd;
 	} else if (workspace[0] != '/') {
 		if (realpath(workspace, cwd) == NULL) {
@@ -264,6 +311,8 @@ main(int argc, char **argv)
 	}
 	spec.workspace = workspace;
 	spec.argv = (const char *const *)argv + optind;
+	if (nenv > 0)
+		spec.envp = shiro_jail_env(extra_env, nenv);
 	spec.stdin_fd = 0;
 	spec.stdout_fd = 1;
 	spec.stderr_fd = 2;

@@ -25,7 +25,7 @@ if ! "$jail" --doctor >"$tmp/doc" 2>&1; then
 	why=$(grep -m1 '^missing' "$tmp/doc" || echo "self-test failed")
 	for t in cli_passes_output_through cli_passes_stdin cli_exit_status \
 		cli_signal_status cli_timeout_status cli_missing_program \
-		cli_setup_failure cli_bad_usage cli_help cli_unjailed cli_workspace \
+		cli_setup_failure cli_bad_usage cli_help cli_env cli_no_workspace cli_unjailed cli_workspace \
 		cli_net_switch cli_doctor cli_doctor_json cli_policy_lists; do
 		echo "SKIP $t: the jail cannot run here ($why)"
 	done
@@ -77,6 +77,18 @@ rc=$?
 if [ $rc -eq 125 ]; then ok cli_bad_usage; else no cli_bad_usage "rc=$rc"; fi
 
 if "$jail" --help | grep -q -- '--workspace DIR'; then ok cli_help; else no cli_help "no usage text"; fi
+
+# --env adds to the clean environment (a later one wins); nothing else
+# of ours gets in.
+out=$(SHIRO_CLI_SECRET=x "$jail" --env A=1 --env B=two --env A=3 -- sh -c 'echo "$A $B ${SHIRO_CLI_SECRET:-clean}"')
+"$jail" --env novalue -- true 2>/dev/null
+rc=$?
+if [ "$out" = "3 two clean" ] && [ $rc -eq 125 ]; then ok cli_env; else no cli_env "out='$out' rc=$rc"; fi
+
+# From a directory the jail cannot take as a workspace (/tmp, /usr), it
+# runs with none.
+out=$(cd /usr && "$jail" -- pwd 2>&1)
+if [ "$out" = "/tmp" ]; then ok cli_no_workspace; else no cli_no_workspace "$out"; fi
 
 # --unjailed (a person's explicit choice): the host's own view, but
 # still a clean environment.
