@@ -348,7 +348,7 @@ every_acknowledged_append_survives_sigkill(void)
 }
 
 static const struct harness_test tests[] = {
-    HT_SLOW(every_acknowledged_append_survives_sigkill, 600),
+    HT_SLOW(every_acknowledged_append_survives_sigkill, 3600),
 };
 
 HARNESS_MAIN(tests)
