@@ -714,9 +714,29 @@ jailinit_signals(void)
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = SIG_DFL;
-	for (sig = 1; sig < _NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sa, NULL);
+	for (sig = 1; sig < _NSIG; sig++) {
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, &sa, NULL) == 0)
+			continue;
+		/*
+		 * glibc keeps signals 32 and 33 for itself and refuses to
+		 * change them, yet a parent (GNU make does this) can leave
+		 * them ignored, and ignored signals survive execve.  Ask
+		 * the kernel directly: its sigaction takes a handler, flags,
+		 * a restorer and an 8-byte mask.
+		 */
+		{
+			struct {
+				void (*handler)(int);
+				unsigned long flags;
+				void (*restorer)(void);
+				unsigned long mask;
+			} ksa = {SIG_DFL, 0, NULL, 0};
+			(void)syscall(SYS_rt_sigaction, sig, &ksa, NULL,
+			    sizeof(ksa.mask));
+		}
+	}
 	sigemptyset(&none);
 	(void)sigprocmask(SIG_SETMASK, &none, NULL);
 }
