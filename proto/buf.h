@@ -17,9 +17,9 @@ struct buf {
 	size_t cap;
 };
 
-#define BUF_INIT                                                              \
-	{                                                                     \
-		NULL, 0, 0                                                    \
+#define BUF_INIT \
+	{ \
+		NULL, 0, 0 \
 	}
 
 void buf_init(struct buf *b);

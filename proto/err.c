@@ -8,8 +8,8 @@ const char *
 err_str(int code)
 {
 	switch (abs(code)) {
-#define SHIRO_ERR_CASE(name, value, text)                                     \
-	case (value):                                                         \
+#define SHIRO_ERR_CASE(name, value, text) \
+	case (value): \
 		return text;
 		SHIRO_ERR_LIST(SHIRO_ERR_CASE)
 #undef SHIRO_ERR_CASE

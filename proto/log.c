@@ -44,8 +44,8 @@ log_vline(int err, const char *fmt, va_list ap)
 	if ((size_t)n >= sizeof(line) - 64)
 		n = sizeof(line) - 64;
 	if (err != 0)
-		n += snprintf(line + n, sizeof(line) - (size_t)n, ": %s",
-		    strerror(err));
+		n += snprintf(
+		    line + n, sizeof(line) - (size_t)n, ": %s", strerror(err));
 	if ((size_t)n >= sizeof(line) - 1)
 		n = sizeof(line) - 2;
 	line[n++] = '\n';

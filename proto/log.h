@@ -10,7 +10,12 @@
 
 #include <stdarg.h>
 
-enum log_level { LOG_LEVEL_ERROR, LOG_LEVEL_WARN, LOG_LEVEL_INFO, LOG_LEVEL_DEBUG };
+enum log_level {
+	LOG_LEVEL_ERROR,
+	LOG_LEVEL_WARN,
+	LOG_LEVEL_INFO,
+	LOG_LEVEL_DEBUG
+};
 
 /* log_init - name the program in every line and set the verbosity. */
 void log_init(const char *prog, enum log_level level);

@@ -29,8 +29,8 @@ xcalloc(size_t nmemb, size_t size)
 		nmemb = size = 1;
 	p = calloc(nmemb, size);
 	if (p == NULL)
-		panic("xcalloc: out of memory allocating %zu x %zu", nmemb,
-		    size);
+		panic(
+		    "xcalloc: out of memory allocating %zu x %zu", nmemb, size);
 	return p;
 }
 

@@ -85,12 +85,12 @@ harness_tmpdir(void)
 	base = getenv("TMPDIR");
 	if (base == NULL || base[0] == '\0')
 		base = "/tmp";
-	(void)snprintf(harness_dir, sizeof(harness_dir), "%s/shiro-test-XXXXXX",
-	    base);
+	(void)snprintf(
+	    harness_dir, sizeof(harness_dir), "%s/shiro-test-XXXXXX", base);
 	if (mkdtemp(harness_dir) == NULL) {
 		harness_dir[0] = '\0';
-		harness_fail(__FILE__, __LINE__, "mkdtemp: %s",
-		    strerror(errno));
+		harness_fail(
+		    __FILE__, __LINE__, "mkdtemp: %s", strerror(errno));
 	}
 	return harness_dir;
 }
@@ -169,7 +169,8 @@ harness_run_one(const struct harness_test *t)
 		printf("PASS %s\n", t->name);
 		return 0;
 	}
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 77 && report[0] == 'S') {
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77 &&
+	    report[0] == 'S') {
 		printf("SKIP %s: %s\n", t->name, report + 1);
 		return 0;
 	}
@@ -215,8 +216,8 @@ harness_main(const struct harness_test *tests, size_t n, int argc, char **argv)
 		}
 		failed += harness_run_one(&tests[k]);
 		if (harness_dir[0] != '\0')
-			(void)nftw(harness_dir, harness_rm, 16,
-			    FTW_DEPTH | FTW_PHYS);
+			(void)nftw(
+			    harness_dir, harness_rm, 16, FTW_DEPTH | FTW_PHYS);
 		harness_dir[0] = '\0';
 	}
 	return failed != 0;

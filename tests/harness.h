@@ -24,21 +24,21 @@ struct harness_test {
 	unsigned timeout_s; /* 0 means the default, 60 s */
 };
 
-#define HT(fn)                                                                \
-	{                                                                     \
-		#fn, fn, 0                                                    \
+#define HT(fn) \
+	{ \
+#fn, fn, 0 \
 	}
-#define HT_SLOW(fn, secs)                                                     \
-	{                                                                     \
-		#fn, fn, secs                                                 \
+#define HT_SLOW(fn, secs) \
+	{ \
+#fn, fn, secs \
 	}
 
 /*
  * harness_main - run every test in tests[] (or those named in argv) and
  * return the exit status: 0 if none failed.
  */
-int harness_main(const struct harness_test *tests, size_t n, int argc,
-    char **argv);
+int harness_main(
+    const struct harness_test *tests, size_t n, int argc, char **argv);
 
 /* harness_fail - report a failed check from inside a test; never returns. */
 void harness_fail(const char *file, int line, const char *fmt, ...)
@@ -51,45 +51,45 @@ void harness_skip(const char *fmt, ...)
 /* harness_tmpdir - a fresh directory removed after the test; borrowed. */
 const char *harness_tmpdir(void);
 
-#define CHECK(cond)                                                           \
-	do {                                                                  \
-		if (!(cond))                                                  \
-			harness_fail(__FILE__, __LINE__, "%s", #cond);        \
+#define CHECK(cond) \
+	do { \
+		if (!(cond)) \
+			harness_fail(__FILE__, __LINE__, "%s", #cond); \
 	} while (0)
 
-#define CHECKF(cond, ...)                                                     \
-	do {                                                                  \
-		if (!(cond))                                                  \
-			harness_fail(__FILE__, __LINE__, __VA_ARGS__);        \
+#define CHECKF(cond, ...) \
+	do { \
+		if (!(cond)) \
+			harness_fail(__FILE__, __LINE__, __VA_ARGS__); \
 	} while (0)
 
-#define CHECK_EQ_INT(a, b)                                                    \
-	do {                                                                  \
-		long long check_a_ = (long long)(a);                          \
-		long long check_b_ = (long long)(b);                          \
-		if (check_a_ != check_b_)                                     \
-			harness_fail(__FILE__, __LINE__,                      \
-			    "%s == %s: %lld != %lld", #a, #b, check_a_,       \
-			    check_b_);                                        \
+#define CHECK_EQ_INT(a, b) \
+	do { \
+		long long check_a_ = (long long)(a); \
+		long long check_b_ = (long long)(b); \
+		if (check_a_ != check_b_) \
+			harness_fail(__FILE__, __LINE__, \
+			    "%s == %s: %lld != %lld", #a, #b, check_a_, \
+			    check_b_); \
 	} while (0)
 
-#define CHECK_EQ_STR(a, b)                                                    \
-	do {                                                                  \
-		const char *check_a_ = (a);                                   \
-		const char *check_b_ = (b);                                   \
-		if (check_a_ == NULL || check_b_ == NULL ||                   \
-		    strcmp(check_a_, check_b_) != 0)                          \
-			harness_fail(__FILE__, __LINE__,                      \
-			    "%s == %s: \"%s\" != \"%s\"", #a, #b,             \
-			    check_a_ ? check_a_ : "(null)",                   \
-			    check_b_ ? check_b_ : "(null)");                  \
+#define CHECK_EQ_STR(a, b) \
+	do { \
+		const char *check_a_ = (a); \
+		const char *check_b_ = (b); \
+		if (check_a_ == NULL || check_b_ == NULL || \
+		    strcmp(check_a_, check_b_) != 0) \
+			harness_fail(__FILE__, __LINE__, \
+			    "%s == %s: \"%s\" != \"%s\"", #a, #b, \
+			    check_a_ ? check_a_ : "(null)", \
+			    check_b_ ? check_b_ : "(null)"); \
 	} while (0)
 
-#define HARNESS_MAIN(table)                                                   \
-	int main(int argc, char **argv)                                       \
-	{                                                                     \
-		return harness_main(table, sizeof(table) / sizeof(table[0]),  \
-		    argc, argv);                                              \
+#define HARNESS_MAIN(table) \
+	int main(int argc, char **argv) \
+	{ \
+		return harness_main( \
+		    table, sizeof(table) / sizeof(table[0]), argc, argv); \
 	}
 
 #endif

@@ -123,12 +123,12 @@ xmalloc_strings(void)
 }
 
 static const struct harness_test tests[] = {
-	HT(buf_grows_and_keeps_bytes),
-	HT(buf_holds_binary),
-	HT(err_codes_have_names),
-	HT(log_lines_have_prefix_and_errno),
-	HT(fatalx_exits_one),
-	HT(xmalloc_strings),
+    HT(buf_grows_and_keeps_bytes),
+    HT(buf_holds_binary),
+    HT(err_codes_have_names),
+    HT(log_lines_have_prefix_and_errno),
+    HT(fatalx_exits_one),
+    HT(xmalloc_strings),
 };
 
 HARNESS_MAIN(tests)
