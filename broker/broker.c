@@ -556,6 +556,9 @@ broker_close(struct broker *b)
 	for (k = 0; k < b->ntbatches; k++)
 		free(b->tbatches[k].merges);
 	free(b->tbatches);
+	for (k = 0; b->lines != NULL && k < COMPACT_CACHE; k++)
+		free(b->lines[k].text);
+	free(b->lines);
 	free(b->jobs);
 	free(b->failed);
 	free(b->turns);

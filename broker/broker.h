@@ -71,6 +71,15 @@ struct compact_node {
 	uint32_t size;
 };
 
+/* A rendered context line "id+n|text" of a built node. */
+struct compact_cached {
+	unsigned l;
+	uint64_t i;
+	char *text; /* NULL: empty slot */
+	size_t len;
+};
+#define COMPACT_CACHE 4096 /* slots of the line cache */
+
 /* How often a node failed (D5); only failed nodes are listed. */
 struct compact_failure {
 	unsigned l;
@@ -123,6 +132,7 @@ struct broker {
 	struct store_batch *tbatches;
 	size_t ntbatches, tbatches_cap;
 	int tree_armed;
+	struct compact_cached *lines; /* COMPACT_CACHE slots, or NULL */
 	uint64_t tree_commits;
 	int view_dirty;
 	uint64_t view_timer, view_due;

@@ -450,13 +450,46 @@ compact_cut_build(struct broker *b, unsigned l, uint64_t i)
 		free(texts[1]);
 }
 
+/*
+ * compact_line - the context line "id+n|text" of built node (l, i),
+ * borrowed from a direct-mapped cache of rendered lines: nodes are never
+ * rebuilt, so an entry never goes stale, and the compaction view changes
+ * slowly, so most jobs find their whole context there.  NULL if the node
+ * cannot be read.
+ */
+static const struct compact_cached *
+compact_line(struct broker *b, unsigned l, uint64_t i)
+{
+	struct compact_cached *c;
+	struct store_node nd;
+	struct buf line = BUF_INIT;
+	uint64_t h;
+
+	if (b->lines == NULL)
+		b->lines = xcalloc(COMPACT_CACHE, sizeof(*b->lines));
+	h = (i * 0x9e3779b97f4a7c15ULL) ^ ((uint64_t)l * 0xc2b2ae3d27d4eb4fULL);
+	c = &b->lines[(h >> 20) % COMPACT_CACHE];
+	if (c->text != NULL && c->l == l && c->i == i)
+		return c;
+	if (compact_node_get(b, l, i, &nd) != 0)
+		return NULL;
+	render_name(&line, l, i);
+	buf_addc(&line, '|');
+	render_flatten(&line, nd.text, nd.len);
+	free(nd.text);
+	free(c->text);
+	c->l = l;
+	c->i = i;
+	c->text = buf_steal(&line, &c->len);
+	return c;
+}
+
 /* compact_context - the lines of (l, i)'s context into arr (rule 34). */
 static void
 compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
 {
 	const struct plan_line *lines;
-	struct store_node nd;
-	struct buf line = BUF_INIT;
+	const struct compact_cached *c;
 	uint64_t size;
 	size_t n, total, k;
 
@@ -464,16 +497,11 @@ compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
 		return;
 	plan_cview(b->plan, &lines, &total, &size);
 	for (k = 0; k < n && k < total; k++) {
-		if (compact_node_get(b, lines[k].l, lines[k].i, &nd) != 0)
+		c = compact_line(b, lines[k].l, lines[k].i);
+		if (c == NULL)
 			break;
-		buf_reset(&line);
-		render_name(&line, lines[k].l, lines[k].i);
-		buf_addc(&line, '|');
-		render_flatten(&line, nd.text, nd.len);
-		msg_val_add_strn(arr, line.data, line.len);
-		free(nd.text);
+		msg_val_add_strn(arr, c->text, c->len);
 	}
-	buf_free(&line);
 }
 
 /* compact_send - send job j to the idle worker w; 0 or msg_send's code. */
@@ -515,7 +543,10 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 		msg_val_set_strn(in, "text", texts[k], lens[k]);
 		free(texts[k]);
 	}
-	compact_context(b, j->l, j->i, msg_set_arr(m, "context"));
+	/* The context is for a model; the built-in extractive summarizer
+	 * reads only the inputs, so it is not sent the 16-32 KB. */
+	if (strcmp(b->cfg.memory.provider, CONFIG_OFFLINE) != 0)
+		compact_context(b, j->l, j->i, msg_set_arr(m, "context"));
 	rc = msg_send(b->wsock, m, &w->ident);
 	msg_destroy(&m);
 	if (rc == 0) {
