@@ -36,8 +36,14 @@
 #define BROKER_EXIT_RUNNING 3 /* another shirod owns this home */
 #define BROKER_EXIT_USAGE 64 /* bad command line */
 
+/* A compaction job still unanswered after this is canceled and fails. */
+#define COMPACT_DEADLINE_MS 600000
+
 /* The tree is committed at most this long after a node is built. */
 #define BROKER_TREE_MS 20
+
+/* A compaction job still unanswered after this is canceled and fails. */
+#define COMPACT_DEADLINE_MS 600000
 
 /* The tree is committed at most this long after a node is built. */
 #define BROKER_TREE_MS 20
@@ -228,6 +234,13 @@ void compact_fail(
 
 /* compact_requeue - the worker of job died: give the job to another. */
 void compact_requeue(struct broker *b, uint64_t job);
+
+/* compact_overdue - cancel jobs past their deadline (as failures). */
+void compact_overdue(struct broker *b, uint64_t now);
+
+/* compact_turn_waits - a turn waits for the view: only its unbuilt lines
+ * run (D5); other running jobs stop without a failure. */
+void compact_turn_waits(struct broker *b, uint64_t now);
 
 /* compact_retry - every failed node is ready again (next message, or the
  * retry timer while a turn waits). */

@@ -530,6 +530,7 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 	msg_set_int(m, "l", j->l);
 	msg_set_int(m, "i", (int64_t)j->i);
 	msg_set_int(m, "limit", PLAN_NODE_SIZE);
+	msg_set_int(m, "deadline_ms", COMPACT_DEADLINE_MS);
 	arr = msg_set_arr(m, "inputs");
 	for (k = 0; k < n; k++) {
 		/* The message, or the two children (left first). */
@@ -707,6 +708,70 @@ compact_fail(
 	(void)msg_get_str(m, "code", &code, NULL);
 	(void)msg_get_str(m, "text", &text, NULL);
 	compact_failed(b, j, code, text);
+	compact_dispatch(b, now);
+}
+
+/* compact_cancel - send CANCEL for job j to its worker, which is idle for
+ * shirod from now on (a late answer is ignored). */
+static void
+compact_cancel(struct broker *b, struct compact_job *j)
+{
+	struct pool_worker *w;
+	struct msg *m;
+
+	if (j->worker < 0 || (unsigned)j->worker >= b->pool.n)
+		return;
+	w = &b->pool.w[j->worker];
+	m = msg_new(MSG_CANCEL);
+	msg_set_int(m, "job", (int64_t)j->id);
+	if (w->state == POOL_BUSY && w->job == j->id) {
+		(void)msg_send(b->wsock, m, &w->ident);
+		(void)pool_done(w);
+	}
+	msg_destroy(&m);
+	j->worker = -1;
+}
+
+/* compact_overdue - a job past its deadline is canceled and counts as a
+ * failure (a worker that heartbeats but never answers). */
+void
+compact_overdue(struct broker *b, uint64_t now)
+{
+	size_t k = 0;
+
+	while (k < b->njobs) {
+		struct compact_job *j = &b->jobs[k];
+
+		if (j->worker < 0 || now - j->sent_at <= COMPACT_DEADLINE_MS) {
+			k++;
+			continue;
+		}
+		compact_cancel(b, j);
+		compact_failed(b, j, "timeout",
+		    "the worker did not answer before the deadline");
+	}
+}
+
+/* compact_turn_waits - a turn started to wait (D5): jobs for nodes that
+ * are not unbuilt lines of the view stop, without a failure, so that the
+ * view's lines go first. */
+void
+compact_turn_waits(struct broker *b, uint64_t now)
+{
+	size_t k = 0;
+
+	plan_work_wait(b->plan, 1);
+	while (k < b->njobs) {
+		struct compact_job *j = &b->jobs[k];
+
+		if (plan_work_needed(b->plan, j->l, j->i)) {
+			k++;
+			continue;
+		}
+		compact_cancel(b, j);
+		(void)plan_work_drop(b->plan, j->l, j->i);
+		compact_forget(b, j);
+	}
 	compact_dispatch(b, now);
 }
 

@@ -155,7 +155,8 @@ serve_wait_turn(
 	t->rid = s->rid;
 	t->id = id;
 	t->deadline = now + b->cfg.memory.settle_ms;
-	plan_work_wait(b->plan, 1);
+	if (b->nturns == 1)
+		compact_turn_waits(b, now);
 	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
 }
 

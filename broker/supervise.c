@@ -176,7 +176,10 @@ supervise_worker(struct broker *b, const struct msg_ident *from,
 		compact_fail(b, w, m, now);
 		break;
 	case MSG_BYE:
-		supervise_kill(b, w, "said goodbye", now);
+		/* Leaving on SHUTDOWN is what it was asked; otherwise a worker
+		 * that leaves is replaced like one that died. */
+		if (!b->stopping)
+			supervise_kill(b, w, "said goodbye", now);
 		break;
 	case MSG_READY:
 		supervise_kill(b, w, "sent READY twice", now);
@@ -216,6 +219,7 @@ supervise_tick(struct broker *b, uint64_t now)
 	pool_tick(&b->pool, now, jobs, 64, &nj);
 	for (k = 0; k < nj; k++)
 		compact_requeue(b, jobs[k]);
+	compact_overdue(b, now);
 	hb = msg_new(MSG_HEARTBEAT);
 	for (k = 0; k < b->pool.n; k++) {
 		struct pool_worker *w = &b->pool.w[k];
