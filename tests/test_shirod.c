@@ -731,7 +731,7 @@ stop_ends_the_daemon(void)
  * kill it (and start another).
  */
 static int
-rogue_main(const char *endpoint)
+rogue_main(const char *endpoint, const char *provider)
 {
 	char path[PATH_MAX], *mode;
 	struct msg *m;
@@ -749,14 +749,37 @@ rogue_main(const char *endpoint)
 		return 1;
 	m = msg_new(MSG_READY);
 	msg_set_str(m, "role", "model");
-	msg_set_str(m, "provider", "offline");
+	msg_set_str(m, "provider", provider);
 	msg_set_int(m, "pid", getpid());
 	msg_set_int(m, "jobs", 1);
 	msg_set_int(m, "version", MSG_VERSION);
 	(void)msg_send(sock, m, NULL);
 	msg_destroy(&m);
 	usleep(200000);
-	if (strncmp(mode, "client", 6) == 0) {
+	if (strncmp(mode, "secret", 6) == 0) {
+		/* Wait for the key and write what came, for the test. */
+		struct msg *in;
+		const void *key;
+		size_t klen;
+		char out[PATH_MAX];
+		FILE *f;
+
+		in = tsd_recv(sock, 5000);
+		while (in != NULL && msg_type(in) != MSG_SECRET) {
+			msg_destroy(&in);
+			in = tsd_recv(sock, 5000);
+		}
+		if (in != NULL && msg_get_bin(in, "key", &key, &klen) == 0) {
+			snprintf(out, sizeof(out), "%.*s/got-secret",
+			    (int)(strstr(home, "/run/") - home), home);
+			f = fopen(out, "w");
+			if (f != NULL) {
+				fwrite(key, 1, klen, f);
+				fclose(f);
+			}
+		}
+		msg_destroy(&in);
+	} else if (strncmp(mode, "client", 6) == 0) {
 		m = msg_new(MSG_STATUS);
 		msg_set_int(m, "rid", 1);
 		(void)msg_send(sock, m, NULL);
@@ -817,6 +840,51 @@ rogue_worker_is_killed(void)
 	}
 }
 
+/* A provider's key reaches its worker in a SECRET message, and never in
+ * the worker's argv or environment. */
+static void
+secret_goes_over_the_socket(void)
+{
+	const char *home = harness_tmpdir();
+	char cfg[PATH_MAX * 3], path[PATH_MAX], *got, *cmdline, *env;
+	const char *key = "sk-test-0123456789abcdef";
+	pid_t pid, wp[2];
+	void *sock;
+	int k, n;
+
+	tsd_write(home, "rogue", "secret");
+	tsd_write(home, "key", key);
+	snprintf(cfg, sizeof(cfg),
+	    "{\"providers\": {\"p\": {\"type\": \"openai\", "
+	    "\"keyFile\": \"%s/key\"}}, \"workers\": [{\"role\": "
+	    "\"model\", \"provider\": \"p\", \"count\": 1, \"path\": "
+	    "\"%s\"}]}",
+	    home, tsd_bin("tests/test_shirod"));
+	pid = start(home, cfg, NULL);
+	sock = tsd_connect(home);
+	snprintf(path, sizeof(path), "%s/got-secret", home);
+	for (k = 0; k < 200 && access(path, F_OK) != 0; k++)
+		usleep(25000);
+	usleep(50000);
+	got = read_file(path);
+	CHECKF(got != NULL && strcmp(got, key) == 0, "the worker got \"%s\"",
+	    got ? got : "(nothing)");
+	free(got);
+	n = worker_pids(sock, wp, 2);
+	CHECK(n == 1);
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)wp[0]);
+	cmdline = read_file(path);
+	snprintf(path, sizeof(path), "/proc/%d/environ", (int)wp[0]);
+	env = read_file(path);
+	CHECK(cmdline != NULL && env != NULL);
+	CHECK(memmem(cmdline, 4096, "sk-test", 7) == NULL);
+	CHECK(strstr(env, "sk-test") == NULL);
+	free(cmdline);
+	free(env);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
 static const struct harness_test tests[] = {
     HT(second_shirod_exits_already_running),
     HT(daemon_mode_detaches),
@@ -832,6 +900,7 @@ static const struct harness_test tests[] = {
     HT(hello_replays_missed_events),
     HT(stop_ends_the_daemon),
     HT(rogue_worker_is_killed),
+    HT(secret_goes_over_the_socket),
 };
 
 int
@@ -839,7 +908,9 @@ main(int argc, char **argv)
 {
 	/* Run by shirod as a worker (rogue_worker_is_killed). */
 	if (argc > 2 && strcmp(argv[1], "--endpoint") == 0)
-		return rogue_main(argv[2]);
+		return rogue_main(argv[2],
+		    argc > 4 && strcmp(argv[3], "--provider") == 0 ? argv[4]
+								   : "offline");
 	return harness_main(
 	    tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }
