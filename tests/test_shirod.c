@@ -725,10 +725,53 @@ stop_ends_the_daemon(void)
 }
 
 /*
+ * rogue_serve - answer every JOB for 30 s: with a 2,000-byte line of
+ * two-byte characters (an over-long, untrusted result), or with FAIL.
+ * Heartbeats keep it alive.
+ */
+static void
+rogue_serve(void *sock, int fail)
+{
+	uint64_t end = tsd_now_ms() + 30000, job;
+	struct buf text = BUF_INIT;
+	struct msg *in, *out;
+	int k;
+
+	for (k = 0; k < 1000; k++)
+		buf_adds(&text, "\xc3\xa9"); /* e with an acute accent */
+	while (tsd_now_ms() < end) {
+		in = tsd_recv(sock, 300);
+		out = msg_new(MSG_HEARTBEAT);
+		(void)msg_send(sock, out, NULL);
+		msg_destroy(&out);
+		if (in == NULL || msg_type(in) != MSG_JOB ||
+		    msg_get_uint(in, "job", &job) != 0) {
+			msg_destroy(&in);
+			continue;
+		}
+		out = msg_new(fail ? MSG_FAIL : MSG_RESULT);
+		msg_set_int(out, "job", (int64_t)job);
+		if (fail) {
+			msg_set_str(out, "code", "provider");
+			msg_set_str(
+			    out, "text", "the test provider always fails");
+		} else {
+			msg_set_strn(out, "text", text.data, text.len);
+		}
+		(void)msg_send(sock, out, NULL);
+		msg_destroy(&out);
+		msg_destroy(&in);
+	}
+	buf_free(&text);
+}
+
+/*
  * rogue_main - this program run by shirod as a model worker: it says
  * READY like a real one, then does what HOME/rogue says: "client" sends
- * a type only clients may send, "garbage" a malformed frame.  shirod must
- * kill it (and start another).
+ * a type only clients may send, "garbage" a malformed frame (shirod must
+ * kill it and start another), "secret" writes the key it is sent to
+ * HOME/got-secret, "long" answers every job with an over-long line,
+ * "fail" fails every job.
  */
 static int
 rogue_main(const char *endpoint, const char *provider)
@@ -756,7 +799,9 @@ rogue_main(const char *endpoint, const char *provider)
 	(void)msg_send(sock, m, NULL);
 	msg_destroy(&m);
 	usleep(200000);
-	if (strncmp(mode, "secret", 6) == 0) {
+	if (strncmp(mode, "long", 4) == 0 || strncmp(mode, "fail", 4) == 0) {
+		rogue_serve(sock, mode[0] == 'f');
+	} else if (strncmp(mode, "secret", 6) == 0) {
 		/* Wait for the key and write what came, for the test. */
 		struct msg *in;
 		const void *key;
@@ -885,6 +930,151 @@ secret_goes_over_the_socket(void)
 	tsd_stop(pid);
 }
 
+/* rogue_config - config.json running this program as the one worker. */
+static void
+rogue_config(const char *home, const char *mode, const char *extra)
+{
+	char cfg[PATH_MAX * 2];
+
+	tsd_write(home, "rogue", mode);
+	snprintf(cfg, sizeof(cfg),
+	    "{\"workers\": [{\"role\": \"model\", \"count\": 1, "
+	    "\"path\": \"%s\"}]%s}",
+	    tsd_bin("tests/test_shirod"), extra);
+	tsd_write(home, "config.json", cfg);
+}
+
+/* memory_line0 - the text of the view's first line (malloc'd). */
+static char *
+memory_line0(void *sock)
+{
+	struct msg *m = msg_new(MSG_MEMORY), *r;
+	const struct msg_val *doc, *lines;
+	char *t = NULL;
+
+	r = tsd_call(sock, m, 5000, NULL);
+	msg_destroy(&m);
+	if (r != NULL && msg_get_map(r, "doc", &doc) == 0 &&
+	    (lines = msg_val_get(doc, "lines")) != NULL && lines->u.a.n > 0 &&
+	    msg_val_str(lines->u.a.items[0], "text") != NULL)
+		t = xstrdup(msg_val_str(lines->u.a.items[0], "text"));
+	msg_destroy(&r);
+	return t;
+}
+
+/* A worker's over-long line is cut to 512 bytes at a character
+ * boundary before it becomes a node. */
+static void
+untrusted_results_are_cut(void)
+{
+	const char *home = harness_tmpdir();
+	char *text, *line;
+	void *sock;
+	pid_t pid;
+
+	rogue_config(home, "long", "");
+	pid = start(home, NULL, NULL);
+	sock = tsd_connect(home);
+	text = long_text(0, 3000);
+	CHECK(tsd_send_text(sock, text, NULL, NULL) == 0);
+	free(text);
+	CHECK(tsd_settle(sock, 10000, NULL) == 0);
+	line = memory_line0(sock);
+	CHECK(line != NULL);
+	CHECKF(strlen(line) == 512, "a %zu-byte line", strlen(line));
+	CHECK((unsigned char)line[510] == 0xc3 &&
+	    (unsigned char)line[511] == 0xa9);
+	free(line);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
+/* A node that keeps failing is tried again at each next message; its
+ * third failure builds it from its input cut to 512 bytes (D5). */
+static void
+third_failure_cuts_the_input(void)
+{
+	const char *home = harness_tmpdir();
+	char *text, *line;
+	void *sock;
+	pid_t pid;
+	int k;
+
+	rogue_config(home, "fail", "");
+	pid = start(home, NULL, NULL);
+	sock = tsd_connect(home);
+	text = long_text(0, 3000);
+	CHECK(tsd_send_text(sock, text, NULL, NULL) == 0);
+	for (k = 0; k < 50 && tsd_status_int(sock, "failures.total") < 1; k++)
+		usleep(50000);
+	CHECK_EQ_INT(tsd_status_int(sock, "failures.total"), 1);
+	CHECK_EQ_INT(tsd_status_int(sock, "unbuilt"), 1);
+	/* Nothing retries it until the next message. */
+	usleep(500000);
+	CHECK_EQ_INT(tsd_status_int(sock, "failures.total"), 1);
+	CHECK(tsd_send_text(sock, "next", NULL, NULL) == 1);
+	for (k = 0; k < 50 && tsd_status_int(sock, "failures.total") < 2; k++)
+		usleep(50000);
+	CHECK_EQ_INT(tsd_status_int(sock, "failures.total"), 2);
+	CHECK(tsd_send_text(sock, "and next", NULL, NULL) == 2);
+	CHECK(tsd_settle(sock, 10000, NULL) == 0);
+	/* Three failures of message 0's leaf (the merge of 0 and 1, too
+	 * long to need no call, fails on its own afterwards). */
+	CHECK(tsd_status_int(sock, "failures.total") >= 3);
+	CHECK_EQ_INT(tsd_status_int(sock, "failures.cut"), 1);
+	line = memory_line0(sock);
+	CHECK(line != NULL && strlen(line) == 512 &&
+	    strncmp(line, text, 512) == 0);
+	free(line);
+	free(text);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
+/* While a turn waits, a failing node is retried every retryMs, so the
+ * turn gets its answer after three failures, long before the settle
+ * timeout. */
+static void
+waiting_turn_retries_failed_nodes(void)
+{
+	const char *home = harness_tmpdir();
+	struct msg *m, *r;
+	const char *code = "";
+	uint64_t t0;
+	char *text;
+	void *sock;
+	pid_t pid;
+
+	rogue_config(home, "fail", ", \"memory\": {\"retryMs\": 200}");
+	pid = start(home, NULL, NULL);
+	sock = tsd_connect(home);
+	text = long_text(0, 3000);
+	m = msg_new(MSG_SEND);
+	msg_set_str(m, "text", text);
+	msg_set_str(m, "kind", "user");
+	msg_set_bool(m, "turn", true);
+	t0 = tsd_now_ms();
+	r = tsd_call(sock, m, 5000, NULL);
+	CHECK(r != NULL && msg_type(r) == MSG_ACK);
+	msg_destroy(&r);
+	r = tsd_recv(sock, 10000);
+	while (r != NULL && msg_type(r) == MSG_EVENT) {
+		msg_destroy(&r);
+		r = tsd_recv(sock, 10000);
+	}
+	CHECK(r != NULL && msg_type(r) == MSG_ERROR);
+	(void)msg_get_str(r, "code", &code, NULL);
+	CHECK_EQ_STR(code, "no_model");
+	CHECKF(tsd_now_ms() - t0 < 5000, "the turn waited %llu ms",
+	    (unsigned long long)(tsd_now_ms() - t0));
+	CHECK_EQ_INT(tsd_status_int(sock, "failures.cut"), 1);
+	msg_destroy(&r);
+	msg_destroy(&m);
+	free(text);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
 static const struct harness_test tests[] = {
     HT(second_shirod_exits_already_running),
     HT(daemon_mode_detaches),
@@ -901,6 +1091,9 @@ static const struct harness_test tests[] = {
     HT(stop_ends_the_daemon),
     HT(rogue_worker_is_killed),
     HT(secret_goes_over_the_socket),
+    HT(untrusted_results_are_cut),
+    HT(third_failure_cuts_the_input),
+    HT(waiting_turn_retries_failed_nodes),
 };
 
 int
