@@ -64,9 +64,11 @@ broker_send_client(
 		 * (with its last seq, to get what it missed). */
 		cl = clients_find(&b->clients, to);
 		if (cl != NULL) {
-			log_info("client %s: %s, forgotten",
-			    cl->name[0] ? cl->name : "(unnamed)",
-			    rc == -SHIRO_ERR_NOENT ? "gone" : "queue full");
+			/* A client that left is normal; one too slow is not. */
+			if (rc == -SHIRO_ERR_AGAIN)
+				log_info("client %s: its queue is full, "
+					 "forgotten",
+				    cl->name[0] ? cl->name : "(unnamed)");
 			clients_drop(&b->clients, cl);
 		}
 	} else if (rc != 0) {

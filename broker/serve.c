@@ -21,6 +21,9 @@
 
 #include "broker.h"
 
+/* The most text bytes a "message" event carries. */
+#define SERVE_EVENT_TEXT 4096
+
 /* Most messages a LOG reply carries, and most text bytes in all. */
 #define SERVE_LOG_MAX 1000
 #define SERVE_LOG_BYTES (2u << 20)
@@ -175,7 +178,16 @@ serve_logged(struct broker *b, const struct serve_send *s, uint64_t id,
 	msg_set_str(ev, "ev", "message");
 	msg_set_int(ev, "id", (int64_t)id);
 	msg_set_str(ev, "kind", kind);
-	msg_set_strn(ev, "text", text, len);
+	/* The event is a notice, kept in the replay ring: a long text is
+	 * clipped there (LOG and ZOOM give it whole). */
+	msg_set_strn(
+	    ev, "text", text, compact_cut(text, len, SERVE_EVENT_TEXT));
+	if (len > SERVE_EVENT_TEXT) {
+		struct msg_val *d = msg_set_map(ev, "data");
+
+		msg_val_set_bool(d, "clipped", true);
+		msg_val_set_int(d, "size", (int64_t)len);
+	}
 	broker_publish(b, &ev);
 	if (s->turn)
 		serve_wait_turn(b, s, id, now);
