@@ -65,10 +65,11 @@ broker_send_client(
 		cl = clients_find(&b->clients, to);
 		if (cl != NULL) {
 			/* A client that left is normal; one too slow is not. */
-			if (rc == -SHIRO_ERR_AGAIN)
+			if (rc == -SHIRO_ERR_AGAIN && b->n_slow++ % 1000 == 0)
 				log_info("client %s: its queue is full, "
-					 "forgotten",
-				    cl->name[0] ? cl->name : "(unnamed)");
+					 "forgotten (%llu so far)",
+				    cl->name[0] ? cl->name : "(unnamed)",
+				    (unsigned long long)b->n_slow);
 			clients_drop(&b->clients, cl);
 		}
 	} else if (rc != 0) {

@@ -152,7 +152,7 @@ struct broker {
 	size_t nsends, sends_cap;
 
 	/* Counters for STATUS. */
-	uint64_t n_received, n_refused, n_bad, n_events;
+	uint64_t n_received, n_refused, n_bad, n_events, n_slow;
 };
 
 /* broker_publish - number event *evp, keep it for replay, send it to every

@@ -611,12 +611,15 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 	enum msg_type t = msg_type(m);
 
 	(void)msg_get_uint(m, "rid", &rid);
-	cl = clients_find(&b->clients, from);
 	if (t != MSG_SEND)
 		serve_flush(b);
+	/* Looked up after the flush: its events may have dropped a client
+	 * whose queue was full, this one too. */
+	cl = clients_get(&b->clients, from, timer_now());
 	switch (t) {
 	case MSG_HELLO:
-		serve_hello(b, cl, from, m, rid);
+		if (cl != NULL)
+			serve_hello(b, cl, from, m, rid);
 		break;
 	case MSG_SEND:
 		if (b->stopping) {
