@@ -368,12 +368,19 @@ serve_turns(struct broker *b, uint64_t now)
 			k++;
 			continue;
 		}
-		broker_error(b, &t->from, t->rid, "no_model",
-		    "no model is configured for turns: message %llu was "
-		    "logged and %s; set turns.provider in "
-		    "$SHIRO_HOME/config.json to talk to a model",
-		    (unsigned long long)t->id,
-		    settled ? "summarized" : "will be summarized");
+		if (b->cfg.turn_provider == NULL)
+			broker_error(b, &t->from, t->rid, "no_model",
+			    "no model is configured for turns: message %llu "
+			    "was logged and %s; set turns.provider in "
+			    "$SHIRO_HOME/config.json to talk to a model",
+			    (unsigned long long)t->id,
+			    settled ? "summarized" : "will be summarized");
+		else
+			broker_error(b, &t->from, t->rid, "no_model",
+			    "this shirod does not run turns yet (provider %s "
+			    "is configured): message %llu was logged and %s",
+			    b->cfg.turn_provider, (unsigned long long)t->id,
+			    settled ? "summarized" : "will be summarized");
 		b->turns[k] = b->turns[--b->nturns];
 	}
 	if (b->nturns == 0)
