@@ -136,7 +136,7 @@ pool_child(struct pool *p, struct pool_worker *w)
 	char hb[16];
 	const char *argv[12];
 	sigset_t none;
-	int fd, i = 0;
+	int nullfd, i = 0;
 
 	/* The broker blocks its signals to read them from a signalfd; the
 	 * worker starts with none blocked and default handlers. */
@@ -150,13 +150,20 @@ pool_child(struct pool *p, struct pool_worker *w)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != p->broker_pid)
 		_exit(0);
-	fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 && fd != STDIN_FILENO) {
-		dup2(fd, STDIN_FILENO);
-		close(fd);
+	nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (nullfd >= 0 && nullfd != STDIN_FILENO) {
+		dup2(nullfd, STDIN_FILENO);
+		close(nullfd);
 	}
 	/* Nothing of the broker's leaks: the store, the lock, sockets. */
-	syscall(SYS_close_range, 3U, ~0U, 0);
+	if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
+		/* An older kernel: close them one by one.  The chat lock's fd
+		 * above all must not live on in a worker. */
+		long fd, max = sysconf(_SC_OPEN_MAX);
+
+		for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+			(void)close((int)fd);
+	}
 	snprintf(hb, sizeof(hb), "%u", p->hb_ms);
 	argv[i++] = w->path;
 	argv[i++] = "--endpoint";

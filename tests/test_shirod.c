@@ -938,6 +938,23 @@ secret_goes_over_the_socket(void)
 	free(got);
 	n = worker_pids(sock, wp, 2);
 	CHECK(n == 1);
+	/* Nothing of shirod's is open in the worker: no lock, no log. */
+	{
+		char fdpath[PATH_MAX], target[PATH_MAX];
+		ssize_t tn;
+		int fd;
+
+		for (fd = 3; fd < 256; fd++) {
+			snprintf(fdpath, sizeof(fdpath), "/proc/%d/fd/%d",
+			    (int)wp[0], fd);
+			tn = readlink(fdpath, target, sizeof(target) - 1);
+			if (tn <= 0)
+				continue;
+			target[tn] = '\0';
+			CHECKF(strstr(target, "/chat/") == NULL,
+			    "the worker holds %s", target);
+		}
+	}
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)wp[0]);
 	CHECK_EQ_INT(file_has(path, "sk-test"), 0);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)wp[0]);
