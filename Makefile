@@ -92,11 +92,15 @@ bench: build-all
 C_SOURCES = $(shell git ls-files '*.c' '*.h' 2>/dev/null)
 
 lint:
-	clang-format --dry-run --Werror $(C_SOURCES)
-	cppcheck -q --error-exitcode=1 --enable=warning,portability \
+	@echo "lint: clang-format"
+	@clang-format --dry-run --Werror $(C_SOURCES)
+	@echo "lint: cppcheck"
+	@cppcheck -q --error-exitcode=1 --enable=warning,portability \
 		--inline-suppr --std=c11 -D_GNU_SOURCE -I. \
 		--suppress=missingIncludeSystem --suppress=unknownMacro $(C_SOURCES)
-	tests/check-includes.sh
+	@echo "lint: include rules"
+	@tests/check-includes.sh
+	@echo "lint: clean"
 
 format:
 	clang-format -i $(C_SOURCES)
