@@ -208,10 +208,13 @@ render_memory(struct buf *out, const struct msg_val *doc)
 		render_view_line(out, lines->u.a.items[k]);
 }
 
-/* render_merges - the parents a batch made: " 0+8 8+8". */
+/* render_merges - the parents a batch made: " 0+8 8+8".  shirod sends
+ * each as the string "id+n" (docs/protocol.md); a map {id, n} is read
+ * too. */
 static void
 render_merges(struct buf *out, const struct msg_val *merges)
 {
+	const struct msg_val *v;
 	int64_t id, n;
 	size_t k;
 
@@ -222,8 +225,12 @@ render_merges(struct buf *out, const struct msg_val *merges)
 			buf_printf(out, " ... (%zu in all)", merges->u.a.n);
 			break;
 		}
-		if (msg_val_int(merges->u.a.items[k], "id", &id) == 0 &&
-		    msg_val_int(merges->u.a.items[k], "n", &n) == 0)
+		v = merges->u.a.items[k];
+		if (v->type == MSG_V_STR)
+			buf_printf(out, " %s", v->u.s.ptr);
+		else if (v->type == MSG_V_MAP &&
+		    msg_val_int(v, "id", &id) == 0 &&
+		    msg_val_int(v, "n", &n) == 0)
 			buf_printf(out, " %" PRId64 "+%" PRId64, id, n);
 	}
 }

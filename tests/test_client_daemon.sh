@@ -285,4 +285,22 @@ if [ $rc -eq 0 ] && [ $rc2 -eq 3 ] && python3 -c 'import json,sys; sys.exit(0 if
 else
 	no client_stop_waits_for_exit "rc=$rc then $rc2: $(cat "$tmp/stop.json")"
 fi
+
+# A batch event names the parents it made (shirod sends "id+n" strings):
+# with a 3000-byte ceiling, ten 600-byte messages make the view shrink, and
+# an attached session prints the merges.
+export SHIRO_HOME=$tmp/small
+mkdir -p "$SHIRO_HOME"
+echo '{"memory":{"ceiling":3000,"floor":1500,"compactionCeiling":2000,"compactionFloor":1000}}' >"$SHIRO_HOME/config.json"
+timeout 20 "$shiro" send start >/dev/null 2>&1
+pids+=("$(daemon_pid)")
+long=$(printf 'x%.0s' $(seq 600))
+(sleep 1; for k in $(seq 10); do "$shiro" send "m$k $long" >/dev/null 2>&1; done; sleep 1) |
+	timeout 15 "$shiro" >"$tmp/batch.out" 2>&1
+if grep -Eq '^memory: batch merged [0-9]+\+[0-9]+' "$tmp/batch.out"; then
+	ok client_prints_batch_merges
+else
+	no client_prints_batch_merges "$(grep batch "$tmp/batch.out" | head -c 300)"
+fi
+"$shiro" stop >/dev/null 2>&1
 exit 0
