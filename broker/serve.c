@@ -570,11 +570,14 @@ serve_zoom(struct broker *b, const struct msg_ident *from, const struct msg *m,
 	serve_answer(b, from, &r);
 }
 
-/* serve_log - LOG [tail]: the last messages, oldest first. */
+/* serve_log - LOG [tail]: the last messages, oldest first.  When their
+ * texts exceed SERVE_LOG_BYTES, the newest that fit are given and the
+ * older ones are left out (truncated). */
 static void
 serve_log(struct broker *b, const struct msg *m, struct msg_val *doc)
 {
 	uint64_t tail = 20, T = store_count(b->store), first, id;
+	struct store_msg_info info;
 	struct store_msg sm;
 	struct msg_val *arr, *v;
 	size_t bytes = 0;
@@ -585,17 +588,22 @@ serve_log(struct broker *b, const struct msg *m, struct msg_val *doc)
 	if (tail > SERVE_LOG_MAX)
 		tail = SERVE_LOG_MAX;
 	first = T > tail ? T - tail : 0;
+	/* Walk back from the newest while the texts fit. */
+	for (id = T; id > first; id--) {
+		if (store_info(b->store, id - 1, &info) != 0)
+			continue;
+		if (bytes + info.size > SERVE_LOG_BYTES) {
+			truncated = 1;
+			break;
+		}
+		bytes += info.size;
+	}
+	first = id;
 	msg_val_set_int(doc, "messages", (int64_t)T);
 	arr = msg_val_set_arr(doc, "log");
 	for (id = first; id < T; id++) {
 		if (store_read(b->store, id, &sm) != 0)
 			continue;
-		if (bytes + sm.len > SERVE_LOG_BYTES) {
-			store_msg_free(&sm);
-			truncated = 1;
-			break;
-		}
-		bytes += sm.len;
 		v = msg_val_add_map(arr);
 		msg_val_set_int(v, "id", (int64_t)id);
 		msg_val_set_str(v, "kind", store_kind_name(sm.kind));

@@ -303,4 +303,29 @@ else
 	no client_prints_batch_merges "$(grep batch "$tmp/batch.out" | head -c 300)"
 fi
 "$shiro" stop >/dev/null 2>&1
+
+# LOG over its 2 MiB cap gives the newest messages and leaves out the older
+# ones, as the client says: three 1 MB sends (logged as 30,000-byte pages).
+export SHIRO_HOME=$tmp/big
+for k in 1 2 3; do
+	python3 -c 'import sys; sys.stdout.write("y" * 1048000)' | timeout 20 "$shiro" send >/dev/null 2>&1
+	[ $k = 1 ] && pids+=("$(daemon_pid)")
+done
+timeout 20 "$shiro" log --json --tail 1000 >"$tmp/biglog.json" 2>&1
+if python3 - "$tmp/biglog.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+ids = [m["id"] for m in d["log"]]
+total = sum(len(m["text"].encode()) for m in d["log"])
+ok = (d["truncated"] is True and ids and ids[-1] == d["messages"] - 1
+      and ids[0] > 0 and ids == list(range(ids[0], ids[-1] + 1))
+      and total <= 2 << 20)
+sys.exit(0 if ok else 1)
+PY
+then
+	ok client_log_keeps_the_newest
+else
+	no client_log_keeps_the_newest "$(head -c 300 "$tmp/biglog.json")"
+fi
+"$shiro" stop >/dev/null 2>&1
 exit 0
