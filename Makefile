@@ -107,7 +107,7 @@ format:
 
 DEBS := build-essential pkg-config python3 libzmq3-dev libmsgpack-dev \
 	liblmdb-dev libcurl4-openssl-dev libseccomp-dev libjansson-dev \
-	libedit-dev clang clang-format cppcheck bubblewrap util-linux \
+	libedit-dev clang libclang-rt-14-dev clang-format cppcheck bubblewrap util-linux \
 	iproute2 procps ripgrep
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
