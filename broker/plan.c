@@ -2,9 +2,10 @@
  * plan.c - the planner: views, merge order, sawtooth and work queue.
  *
  * State, all of it small:
- *  - view, cview: arrays of lines, oldest first.  A merge finds the most
- *    due pair by reading the view once (a few hundred lines) and removes
- *    one line with a memmove.
+ *  - view, cview: arrays of lines, oldest first, each with the set of
+ *    its pairs that can merge (sibling lines whose parent is built),
+ *    kept up to date as nodes are built and lines merge, so that a fit
+ *    reads only those pairs, never the whole view.
  *  - bits[l]: one bit per node (l, i), set once the node is built.
  *  - sizes: an open-addressing map (l, i) -> size of the built nodes
  *    that are not in the chat's view yet.  Such a node covers whole view
@@ -37,12 +38,27 @@
 /* What a job of an unbuilt message is doing. */
 enum plan_state { PLAN_IDLE, PLAN_RUNNING, PLAN_FAILED };
 
+/* A pair of sibling lines of a view that can merge: its first line. */
+struct plan_pair {
+	uint64_t i;
+	uint8_t l;
+};
+
 struct plan_lines {
 	struct plan_line *v;
 	size_t n;
 	size_t cap;
 	uint64_t size; /* the sum of plan_line_size() */
 	int shrinking;
+	/*
+	 * Every pair of v that can merge is in pairs, with maybe a few that
+	 * are not (halves that were not lines yet when their parent was
+	 * built, pairs a replayed merge ended) or are there twice: a fit
+	 * drops those when it reads the set.
+	 */
+	struct plan_pair *pairs;
+	size_t npairs;
+	size_t pairs_cap;
 };
 
 struct plan_bits {
@@ -91,9 +107,12 @@ struct plan {
 	struct plan_cand *heap; /* a fit's candidate pairs */
 	size_t nheap;
 	size_t heap_cap;
-	size_t *next; /* a fit's links between the lines of the view */
-	size_t *prev;
+	size_t *next; /* a fit's links between the lines of the view, */
+	size_t *prev; /* valid for line k only when stamp[k] == gen */
+	uint32_t *stamp;
+	uint32_t gen;
 	size_t link_cap;
+	uint64_t examined; /* candidate pairs looked at, for plan_stats */
 
 	struct plan_node *merges; /* the last batch's merges */
 	size_t nmerges;
@@ -177,7 +196,9 @@ plan_destroy(struct plan **pp)
 	if (p == NULL)
 		return;
 	free(p->view.v);
+	free(p->view.pairs);
 	free(p->cview.v);
+	free(p->cview.pairs);
 	for (l = 0; l <= PLAN_MAX_LEVEL; l++)
 		free(p->bits[l].w);
 	free(p->keys);
@@ -186,6 +207,7 @@ plan_destroy(struct plan **pp)
 	free(p->heap);
 	free(p->next);
 	free(p->prev);
+	free(p->stamp);
 	free(p->pend);
 	free(p->mq);
 	free(p->running);
@@ -473,6 +495,7 @@ plan_heap_offer(struct plan *p, const struct plan_lines *v, size_t k, size_t k2)
 	struct plan_cand c, *h;
 	size_t j;
 
+	p->examined++;
 	if ((a->i & 1) != 0 || v->v[k2].l != a->l || !plan_can_merge(p, a))
 		return;
 	c.key = (unsigned __int128)plan_due_num(p, a) << (63 - a->l);
@@ -558,56 +581,202 @@ plan_join(struct plan *p, struct plan_lines *v, struct plan_line *a,
 	p->cview_stale = 1;
 }
 
+/* plan_pair_add - remember that the pair starting at line a can merge. */
+static void
+plan_pair_add(struct plan_lines *v, const struct plan_line *a)
+{
+	if (v->npairs == v->pairs_cap) {
+		v->pairs_cap = v->pairs_cap ? v->pairs_cap * 2 : 16;
+		v->pairs =
+		    xreallocarray(v->pairs, v->pairs_cap, sizeof(*v->pairs));
+	}
+	v->pairs[v->npairs].i = a->i;
+	v->pairs[v->npairs].l = a->l;
+	v->npairs++;
+}
+
+/*
+ * plan_pair_note - lines k and k + 1 of v may just have become a pair
+ * that can merge (a new line, a new parent built, a merge): if so,
+ * remember it.
+ */
+static void
+plan_pair_note(const struct plan *p, struct plan_lines *v, size_t k)
+{
+	const struct plan_line *a = &v->v[k];
+
+	if (k + 1 >= v->n || (a->i & 1) != 0 || v->v[k + 1].l != a->l ||
+	    !plan_can_merge(p, a))
+		return;
+	plan_pair_add(v, a);
+}
+
+/* plan_next - the line after line k during a fit (v->n: none). */
+static size_t
+plan_next(const struct plan *p, size_t k)
+{
+	return p->stamp[k] == p->gen ? p->next[k] : k + 1;
+}
+
+/* plan_prev - the line before line k during a fit (SIZE_MAX: none). */
+static size_t
+plan_prev(const struct plan *p, size_t k)
+{
+	return p->stamp[k] == p->gen ? p->prev[k] : k - 1;
+}
+
+/* plan_link_own - give line k links of its own for this fit. */
+static void
+plan_link_own(struct plan *p, size_t k)
+{
+	if (p->stamp[k] == p->gen)
+		return;
+	p->stamp[k] = p->gen;
+	p->next[k] = k + 1;
+	p->prev[k] = k - 1;
+}
+
+/*
+ * plan_links_reset - start a fit of v: every line is linked to its
+ * neighbours in the array.  Nothing is written per line: a line keeps
+ * the default links until its stamp is the fit's generation.
+ */
+static void
+plan_links_reset(struct plan *p, const struct plan_lines *v)
+{
+	size_t old = p->link_cap;
+
+	if (p->link_cap < v->n) {
+		p->link_cap = v->cap;
+		p->next = xreallocarray(p->next, p->link_cap, sizeof(*p->next));
+		p->prev = xreallocarray(p->prev, p->link_cap, sizeof(*p->prev));
+		p->stamp =
+		    xreallocarray(p->stamp, p->link_cap, sizeof(*p->stamp));
+		memset(
+		    p->stamp + old, 0, (p->link_cap - old) * sizeof(*p->stamp));
+	}
+	if (++p->gen == 0) {
+		memset(p->stamp, 0, p->link_cap * sizeof(*p->stamp));
+		p->gen = 1;
+	}
+}
+
+/*
+ * plan_pairs_load - empty the pair set of v into the heap, dropping the
+ * pairs that are not two lines of v any more and those seen twice (the
+ * stamp marks a pair's first line as taken).  Finding a pair's place
+ * costs a binary search, so when the set is not much smaller than the
+ * view, reading the view once is cheaper and finds the same pairs.
+ * Call after plan_links_reset().
+ */
+static void
+plan_pairs_load(struct plan *p, struct plan_lines *v)
+{
+	const struct plan_pair *e;
+	size_t j, k;
+
+	p->nheap = 0;
+	if (v->npairs * 8 >= v->n) {
+		for (k = 0; k + 1 < v->n; k++)
+			plan_heap_offer(p, v, k, k + 1);
+		v->npairs = 0;
+		return;
+	}
+	for (j = 0; j < v->npairs; j++) {
+		e = &v->pairs[j];
+		k = plan_lines_find(v, e->i << e->l);
+		if (k + 1 >= v->n || v->v[k].l != e->l || v->v[k].i != e->i ||
+		    p->stamp[k] == p->gen)
+			continue;
+		plan_link_own(p, k);
+		plan_heap_offer(p, v, k, k + 1);
+	}
+	v->npairs = 0;
+}
+
+/* plan_pairs_keep - the pairs left in the heap stay in the set of v. */
+static void
+plan_pairs_keep(struct plan *p, struct plan_lines *v)
+{
+	size_t j;
+
+	for (j = 0; j < p->nheap; j++)
+		plan_pair_add(v, &v->v[p->heap[j].k]);
+	p->nheap = 0;
+}
+
+/*
+ * plan_pairs_purge - drop the pairs of v that are not pairs of lines
+ * (or are there twice) once the set is twice as long as the view, so
+ * that it stays as small as the view: amortized O(1) per pair added.
+ */
+static void
+plan_pairs_purge(struct plan *p, struct plan_lines *v)
+{
+	if (v->npairs <= 2 * v->n + 64)
+		return;
+	plan_links_reset(p, v);
+	plan_pairs_load(p, v);
+	plan_pairs_keep(p, v);
+}
+
 /*
  * plan_fit_lines - merge the most due pairs of v one at a time until its
  * size is at most budget or no pair can merge (rule 19).  T and the
  * built nodes do not change during a fit, so neither does a pair's due:
- * the candidates go in a heap once, and a merge only adds the pair of
- * the new parent and its sibling, if they can merge in turn.  Lines stay
- * in place during the fit, linked to their neighbours (a merge unlinks
- * its second line; the first line is never removed), and the view is
- * packed once at the end.
+ * the pairs that can merge (the set of v, never a scan of the view) go
+ * in a heap once, and a merge only adds the pair of the new parent and
+ * its sibling, if they can merge in turn.  A fit with no such pair
+ * returns at once.  Lines stay in place during the fit, linked to their
+ * neighbours (a merge unlinks its second line; the first line is never
+ * removed), and the view is packed once at the end, from the first line
+ * removed on.  The pairs left in the heap stay in the set.
  */
 static void
 plan_fit_lines(struct plan *p, struct plan_lines *v, uint64_t budget, int chat)
 {
 	struct plan_cand c;
-	size_t k, b, n;
+	size_t k, b, nb, n, lo;
 
-	if (v->size <= budget || v->n < 2)
+	if (v->size <= budget || v->n < 2 || v->npairs == 0)
 		return;
-	if (p->link_cap < v->n) {
-		p->link_cap = v->cap;
-		p->next = xreallocarray(p->next, p->link_cap, sizeof(*p->next));
-		p->prev = xreallocarray(p->prev, p->link_cap, sizeof(*p->prev));
-	}
-	for (k = 0; k < v->n; k++) {
-		p->next[k] = k + 1; /* v->n: none */
-		p->prev[k] = k - 1; /* SIZE_MAX: none */
-	}
-	p->nheap = 0;
-	for (k = 0; k + 1 < v->n; k++)
-		plan_heap_offer(p, v, k, k + 1);
+	plan_links_reset(p, v);
+	plan_pairs_load(p, v);
 	n = v->n;
+	lo = v->n;
 	while (v->size > budget && p->nheap > 0) {
 		plan_heap_pop(p, &c);
 		k = c.k;
-		b = p->next[k];
+		b = plan_next(p, k);
+		nb = plan_next(p, b);
 		plan_join(p, v, &v->v[k], &v->v[b], chat);
-		p->next[k] = p->next[b];
-		if (p->next[b] < v->n)
-			p->prev[p->next[b]] = k;
+		plan_link_own(p, k);
+		p->next[k] = nb;
+		if (nb < v->n) {
+			plan_link_own(p, nb);
+			p->prev[nb] = k;
+		}
+		if (b < lo)
+			lo = b;
 		n--;
 		if (v->v[k].i & 1) {
-			if (p->prev[k] != SIZE_MAX)
-				plan_heap_offer(p, v, p->prev[k], k);
-		} else if (p->next[k] < v->n) {
-			plan_heap_offer(p, v, k, p->next[k]);
+			if (plan_prev(p, k) != SIZE_MAX)
+				plan_heap_offer(p, v, plan_prev(p, k), k);
+		} else if (nb < v->n) {
+			plan_heap_offer(p, v, k, nb);
 		}
 	}
-	/* Pack the lines still linked, oldest first; line 0 is one. */
-	for (k = 0, b = 0; k < v->n; k = p->next[k])
-		v->v[b++] = v->v[k];
+	plan_pairs_keep(p, v);
+	/*
+	 * Pack the lines still linked, oldest first.  Lines before lo are
+	 * all in place, and line lo - 1 (lo > 0: line 0 is never removed)
+	 * still links to the rest.
+	 */
+	if (lo < v->n) {
+		b = lo;
+		for (k = plan_next(p, lo - 1); k < v->n; k = plan_next(p, k))
+			v->v[b++] = v->v[k];
+	}
 	v->n = n;
 }
 
@@ -624,6 +793,13 @@ plan_cview_refresh(struct plan *p)
 	memcpy(c->v, p->view.v, p->view.n * sizeof(*c->v));
 	c->n = p->view.n;
 	c->size = p->view.size;
+	if (c->pairs_cap < p->view.npairs) {
+		c->pairs_cap = p->view.pairs_cap;
+		c->pairs =
+		    xreallocarray(c->pairs, c->pairs_cap, sizeof(*c->pairs));
+	}
+	memcpy(c->pairs, p->view.pairs, p->view.npairs * sizeof(*c->pairs));
+	c->npairs = p->view.npairs;
 	plan_fit_lines(p, c, p->set.cfloor, 0);
 	c->shrinking = c->size > p->set.cfloor;
 	p->cview_stale = 0;
@@ -697,6 +873,15 @@ plan_merge(struct plan *p, unsigned l, uint64_t i)
 	memmove(&v->v[k + 1], &v->v[k + 2], (v->n - k - 2) * sizeof(*v->v));
 	v->n--;
 	p->nmerges = 0;
+	/* The pair merged stays in the set until a fit or a purge drops
+	 * it; the parent may pair up. */
+	if (v->v[k].i & 1) {
+		if (k > 0)
+			plan_pair_note(p, v, k - 1);
+	} else {
+		plan_pair_note(p, v, k);
+	}
+	plan_pairs_purge(p, v);
 	return 0;
 }
 
@@ -916,9 +1101,15 @@ plan_append(struct plan *p, int built, uint32_t size)
 	ln.built = built != 0;
 	ln.size = built ? size : 0;
 	p->t++;
+	/* A new line pairs up only in mutant 4: its parent is not built. */
 	plan_lines_push(p, &p->view, &ln);
-	if (!p->cview_stale)
+	if (p->view.n > 1)
+		plan_pair_note(p, &p->view, p->view.n - 2);
+	if (!p->cview_stale) {
 		plan_lines_push(p, &p->cview, &ln);
+		if (p->cview.n > 1)
+			plan_pair_note(p, &p->cview, p->cview.n - 2);
+	}
 	if (built) {
 		plan_set_built(p, 0, ln.i);
 		plan_feed(p, 0, ln.i, size);
@@ -942,6 +1133,23 @@ plan_leaf_built(struct plan *p, struct plan_lines *v, uint64_t i, uint32_t size)
 	ln->built = 1;
 	ln->size = size;
 	v->size += plan_line_size(p, ln);
+}
+
+/*
+ * plan_parent_note - parent (l, i), l > 0, was just built: its halves
+ * may be two lines of v, a pair that can merge now.  Nothing is looked
+ * up here: the pair goes into the set as it is, and the next fit drops
+ * it if its halves are not lines then.
+ */
+static void
+plan_parent_note(struct plan *p, struct plan_lines *v, unsigned l, uint64_t i)
+{
+	struct plan_line a = {0};
+
+	a.l = (uint8_t)(l - 1);
+	a.i = 2 * i;
+	plan_pair_add(v, &a);
+	plan_pairs_purge(p, v);
 }
 
 /* plan_built - node (l, i) is built with size. */
@@ -975,6 +1183,9 @@ plan_built(struct plan *p, unsigned l, uint64_t i, uint32_t size)
 			plan_pend_remove(p, k);
 		}
 	} else {
+		plan_parent_note(p, &p->view, l, i);
+		if (!p->cview_stale)
+			plan_parent_note(p, &p->cview, l, i);
 		plan_map_put(p, l, i, size);
 		if (!plan_ready_remove(p->running, &p->nrunning, l, i) &&
 		    !plan_ready_remove(p->mfailed, &p->nmfailed, l, i))
@@ -1109,6 +1320,14 @@ size_t
 plan_work_running(const struct plan *p)
 {
 	return p->nrunning;
+}
+
+/* plan_stats - the planner's counters, for tests and benches. */
+void
+plan_stats(const struct plan *p, struct plan_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->examined = p->examined;
 }
 
 /* plan_unbuilt - the number of unbuilt lines of the view. */

@@ -285,4 +285,16 @@ size_t plan_work_running(const struct plan *p);
 /* plan_unbuilt - the number of unbuilt lines in the view (0: settled). */
 size_t plan_unbuilt(const struct plan *p);
 
+/*
+ * What the planner has done since plan_new(), for tests and benches.
+ * examined counts the candidate pairs fits have looked at: a batch
+ * that can merge nothing looks at none, however long the view.
+ */
+struct plan_stats {
+	uint64_t examined;
+};
+
+/* plan_stats - fill *st with the counters (tests and benches only). */
+void plan_stats(const struct plan *p, struct plan_stats *st);
+
 #endif

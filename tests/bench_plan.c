@@ -156,6 +156,48 @@ bench_batch(uint64_t *merges)
 	return secs;
 }
 
+/*
+ * bench_stuck - messages per second through a stuck sawtooth: 10,000
+ * messages arrive unbuilt, then the compactor builds one job per new
+ * message, so it stays 10,000 messages behind and no parent is ever
+ * built.  The view is past its ceiling and shrinking the whole time:
+ * every message runs a batch that can merge nothing.
+ */
+static double
+bench_stuck(uint64_t messages, uint64_t *batches)
+{
+	struct plan_settings set;
+	struct plan_batch b;
+	struct plan_job job;
+	struct plan *p;
+	uint64_t rng = 0x57c4, m;
+	double start, secs;
+
+	plan_settings_default(&set);
+	if (plan_new(&set, &p) < 0)
+		exit(1);
+	*batches = 0;
+	start = bench_now();
+	for (m = 0; m < 10000 + messages; m++) {
+		if (plan_append(p, 0, bench_between(&rng, 20, 512)) < 0)
+			exit(1);
+		if (m >= 10000 && plan_work_take(p, &job) == 0 &&
+		    plan_built(p, job.l, job.i,
+			job.free ? job.src_size
+				 : bench_between(&rng, 300, 512)) < 0)
+			exit(1);
+		plan_sawtooth(p, &b);
+		*batches += b.ran;
+	}
+	secs = bench_now() - start;
+	if (!plan_shrinking(p) || plan_unbuilt(p) != 10000) {
+		fprintf(stderr, "bench_plan: the stuck view got unstuck\n");
+		exit(1);
+	}
+	plan_destroy(&p);
+	return (double)(10000 + messages) / secs;
+}
+
 /* bench_child - run bench_chat in a child; its result and maxrss (KB). */
 static void
 bench_child(uint64_t messages, struct bench_result *res, long *maxrss_kb)
@@ -192,8 +234,8 @@ main(int argc, char **argv)
 {
 	struct bench_result small = {0}, big = {0};
 	long rss_small, rss_big;
-	uint64_t messages = 1000000, bm;
-	double bsecs;
+	uint64_t messages = 1000000, bm, sbatches;
+	double bsecs, stuck;
 
 	if (argc > 1)
 		messages = strtoull(argv[1], NULL, 10);
@@ -202,6 +244,7 @@ main(int argc, char **argv)
 	bench_child(messages / 4, &small, &rss_small);
 	bench_child(messages, &big, &rss_big);
 	bsecs = bench_batch(&bm);
+	stuck = bench_stuck(messages / 10, &sbatches);
 	printf("planner bench (leaves 20-512 B, nodes 300-512 B, instant "
 	       "compactor)\n");
 	printf("%-44s %14s\n", "figure", "value");
@@ -215,6 +258,10 @@ main(int argc, char **argv)
 	printf(
 	    "%-44s %14" PRIu64 "\n", "view lines at the end", big.view_lines);
 	printf("%-44s %14" PRIu64 "\n", "view bytes at the end", big.view_size);
+	printf("%-44s %14.0f\n", "messages/s, stuck (10,000 unbuilt behind)",
+	    stuck);
+	printf(
+	    "%-44s %14" PRIu64 "\n", "  batches that merged nothing", sbatches);
 	printf("%-44s %11.1f us\n", "one 128 KB -> 64 KB batch", bsecs * 1e6);
 	printf("%-44s %14" PRIu64 "\n", "  merges in that batch", bm);
 	printf(

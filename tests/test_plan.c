@@ -807,6 +807,65 @@ sawtooth_shrinks_across_messages(void)
 	plan_destroy(&p);
 }
 
+/* examined - the candidate pairs the fits of p have looked at so far. */
+static uint64_t
+examined(const struct plan *p)
+{
+	struct plan_stats st;
+
+	plan_stats(p, &st);
+	return st.examined;
+}
+
+/*
+ * A stuck view (over its ceiling, every parent unbuilt, the compactor
+ * thousands of messages behind) runs a batch at every message, and that
+ * batch looks at no pair at all, however long the view.  Once one
+ * parent is built, the next batch looks at that pair and merges it.
+ */
+static void
+stuck_batch_looks_at_nothing(void)
+{
+	struct plan *p = test_new(PLAN_UNIT_BYTES, 20000, 10000);
+	const struct plan_line *v;
+	struct plan_batch b;
+	uint64_t m, before;
+	size_t n;
+
+	for (m = 0; m < 5000; m++) {
+		CHECK_EQ_INT(plan_append(p, 0, 300), 0);
+		CHECK_EQ_INT(plan_sawtooth(p, &b), 0);
+	}
+	CHECK(b.ran && b.nmerges == 0 && plan_shrinking(p));
+	CHECK_EQ_INT(plan_view_size(p), 5000 * 29);
+	CHECK_EQ_INT(examined(p), 0);
+	/* The oldest pair and its parent are built: one pair can merge. */
+	CHECK_EQ_INT(plan_built(p, 0, 0, 100), 0);
+	CHECK_EQ_INT(plan_built(p, 0, 1, 100), 0);
+	CHECK_EQ_INT(plan_built(p, 1, 0, 150), 0);
+	CHECK_EQ_INT(plan_append(p, 0, 300), 0);
+	before = examined(p);
+	CHECK_EQ_INT(plan_sawtooth(p, &b), 0);
+	CHECK(b.ran && b.nmerges == 1 && b.merges[0].l == 1 &&
+	    b.merges[0].i == 0);
+	CHECKF(examined(p) - before <= 4,
+	    "a batch with one pair looked at %" PRIu64 " pairs",
+	    examined(p) - before);
+	plan_view(p, &v, &n);
+	CHECK_EQ_INT(n, 5000);
+	CHECK(v[0].l == 1 && v[0].i == 0 && v[0].size == 150 && v[1].i == 2);
+	/* Stuck again: a thousand more batches look at nothing. */
+	before = examined(p);
+	for (m = 0; m < 1000; m++) {
+		CHECK_EQ_INT(plan_append(p, 0, 300), 0);
+		CHECK_EQ_INT(plan_sawtooth(p, &b), 0);
+		CHECK(b.ran && b.nmerges == 0);
+	}
+	CHECK_EQ_INT(examined(p) - before, 0);
+	law_cview(p, 1);
+	plan_destroy(&p);
+}
+
 /* A log of a live planner, as the store would keep it. */
 struct fold_log {
 	struct plan_line *msgs; /* message m: built at once? size */
@@ -858,6 +917,122 @@ same_view(const struct plan *x, const struct plan *y)
 }
 
 /*
+ * fold_record - 2,000 messages through live with a late compactor; fold
+ * gets every message and node and replays each batch's merges and
+ * record, and *lg logs them all (freed by the caller).
+ */
+static void
+fold_record(
+    struct plan *live, struct plan *fold, struct fold_log *lg, uint64_t *rng)
+{
+	struct plan_batch b;
+	struct plan_job j;
+	size_t k;
+	uint64_t m;
+	uint32_t size;
+
+	memset(lg, 0, sizeof(*lg));
+	lg->msgs = xcalloc(2000, sizeof(*lg->msgs));
+	lg->builds = xcalloc(4000, sizeof(*lg->builds));
+	lg->merges = xcalloc(4000, sizeof(*lg->merges));
+	for (m = 0; m < 2000; m++) {
+		int built = test_rand(rng) % 4 != 0;
+
+		size = (uint32_t)test_between(rng, 20, 512);
+		lg->msgs[m].built = (uint8_t)built;
+		lg->msgs[m].size = size;
+		CHECK_EQ_INT(plan_append(live, built, size), 0);
+		CHECK_EQ_INT(plan_append(fold, built, size), 0);
+		while (
+		    test_rand(rng) % 3 != 0 && plan_work_take(live, &j) == 0) {
+			size = (uint32_t)test_between(rng, 300, 512);
+			CHECK_EQ_INT(plan_built(live, j.l, j.i, size), 0);
+			CHECK_EQ_INT(plan_built(fold, j.l, j.i, size), 0);
+			CHECK(lg->nbuilds < 4000);
+			lg->builds[lg->nbuilds].l = (uint8_t)j.l;
+			lg->builds[lg->nbuilds].i = j.i;
+			lg->builds[lg->nbuilds++].size = size;
+		}
+		CHECK_EQ_INT(plan_sawtooth(live, &b), 0);
+		if (!b.ran)
+			continue;
+		for (k = 0; k < b.nmerges; k++) {
+			CHECK_EQ_INT(
+			    plan_merge(fold, b.merges[k].l, b.merges[k].i), 0);
+			CHECK(lg->nmerges < 4000);
+			lg->merges[lg->nmerges++] = b.merges[k];
+		}
+		CHECK_EQ_INT(plan_restore(fold, m + 1, b.shrinking), 0);
+		lg->last_t = m + 1;
+		lg->last_open = b.shrinking;
+	}
+}
+
+/*
+ * After either fold the planner goes on exactly as the live one: the
+ * same batches merge the same pairs, message after message (the pairs
+ * that can merge are rebuilt by the replay, not only the lines).
+ */
+static void
+replay_then_same_batches(void)
+{
+	struct plan *live = test_new(PLAN_UNIT_BYTES, 6000, 3000);
+	struct plan *fold = test_new(PLAN_UNIT_BYTES, 6000, 3000);
+	struct plan *fold2, *ps[3];
+	struct plan_node got[3][256];
+	struct fold_log lg;
+	struct plan_batch b;
+	struct plan_job j;
+	uint64_t m, rng = 12, merged = 0;
+	uint32_t size;
+	size_t k, x, nm[3];
+	int built;
+
+	fold_record(live, fold, &lg, &rng);
+	fold2 = fold_all_first(&lg, 2000);
+	ps[0] = live;
+	ps[1] = fold;
+	ps[2] = fold2;
+	for (m = 0; m < 1500; m++) {
+		built = test_rand(&rng) % 4 != 0;
+		size = (uint32_t)test_between(&rng, 20, 512);
+		for (x = 0; x < 3; x++)
+			CHECK_EQ_INT(plan_append(ps[x], built, size), 0);
+		while (
+		    test_rand(&rng) % 3 != 0 && plan_work_take(live, &j) == 0) {
+			size = (uint32_t)test_between(&rng, 300, 512);
+			for (x = 0; x < 3; x++)
+				CHECK_EQ_INT(
+				    plan_built(ps[x], j.l, j.i, size), 0);
+		}
+		for (x = 0; x < 3; x++) {
+			CHECK_EQ_INT(plan_sawtooth(ps[x], &b), 0);
+			CHECK(b.nmerges <= 256);
+			nm[x] = b.nmerges;
+			for (k = 0; k < b.nmerges; k++)
+				got[x][k] = b.merges[k];
+		}
+		for (x = 1; x < 3; x++) {
+			CHECK_EQ_INT(nm[x], nm[0]);
+			for (k = 0; k < nm[0]; k++)
+				CHECK(got[x][k].l == got[0][k].l &&
+				    got[x][k].i == got[0][k].i);
+		}
+		merged += nm[0];
+	}
+	CHECK(merged > 100);
+	same_view(live, fold);
+	same_view(live, fold2);
+	law_cview(fold, 1);
+	law_cview(fold2, 1);
+	free(lg.msgs);
+	free(lg.builds);
+	free(lg.merges);
+	for (x = 0; x < 3; x++)
+		plan_destroy(&ps[x]);
+}
+
+/*
  * The fold (D1, F1): replaying the logged merges with plan_merge() and
  * each batch's {t, open} with plan_restore() gives the same view, line
  * for line, and the same shrinking flag, whether the fold goes record by
@@ -870,47 +1045,9 @@ replay_gives_the_same_view(void)
 	struct plan *fold = test_new(PLAN_UNIT_BYTES, 6000, 3000);
 	struct plan *fold2;
 	struct fold_log lg;
-	struct plan_batch b;
-	struct plan_job j;
-	size_t k;
-	uint64_t m, rng = 11;
-	uint32_t size;
+	uint64_t rng = 11;
 
-	memset(&lg, 0, sizeof(lg));
-	lg.msgs = xcalloc(2000, sizeof(*lg.msgs));
-	lg.builds = xcalloc(4000, sizeof(*lg.builds));
-	lg.merges = xcalloc(4000, sizeof(*lg.merges));
-	for (m = 0; m < 2000; m++) {
-		int built = test_rand(&rng) % 4 != 0;
-
-		size = (uint32_t)test_between(&rng, 20, 512);
-		lg.msgs[m].built = (uint8_t)built;
-		lg.msgs[m].size = size;
-		CHECK_EQ_INT(plan_append(live, built, size), 0);
-		CHECK_EQ_INT(plan_append(fold, built, size), 0);
-		while (
-		    test_rand(&rng) % 3 != 0 && plan_work_take(live, &j) == 0) {
-			size = (uint32_t)test_between(&rng, 300, 512);
-			CHECK_EQ_INT(plan_built(live, j.l, j.i, size), 0);
-			CHECK_EQ_INT(plan_built(fold, j.l, j.i, size), 0);
-			CHECK(lg.nbuilds < 4000);
-			lg.builds[lg.nbuilds].l = (uint8_t)j.l;
-			lg.builds[lg.nbuilds].i = j.i;
-			lg.builds[lg.nbuilds++].size = size;
-		}
-		CHECK_EQ_INT(plan_sawtooth(live, &b), 0);
-		if (!b.ran)
-			continue;
-		for (k = 0; k < b.nmerges; k++) {
-			CHECK_EQ_INT(
-			    plan_merge(fold, b.merges[k].l, b.merges[k].i), 0);
-			CHECK(lg.nmerges < 4000);
-			lg.merges[lg.nmerges++] = b.merges[k];
-		}
-		CHECK_EQ_INT(plan_restore(fold, m + 1, b.shrinking), 0);
-		lg.last_t = m + 1;
-		lg.last_open = b.shrinking;
-	}
+	fold_record(live, fold, &lg, &rng);
 	CHECK(lg.nmerges > 100 && lg.last_open);
 	same_view(live, fold);
 	fold2 = fold_all_first(&lg, 2000);
@@ -1458,7 +1595,9 @@ static const struct harness_test tests[] = {
     HT(ties_go_to_the_oldest_pair),
     HT(sawtooth_batches_to_the_floor),
     HT(sawtooth_shrinks_across_messages),
+    HT(stuck_batch_looks_at_nothing),
     HT(replay_gives_the_same_view),
+    HT(replay_then_same_batches),
     HT(built_refuses_bad_nodes),
     HT(settings_are_checked),
     HT(work_at_most_jobs),
