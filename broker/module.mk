@@ -55,9 +55,10 @@ $(BUILD)/shirod: $(BUILD)/broker/shirod.o $(SHIROD_LIB) $(BUILD)/broker/fold.o \
 	$(PLAN_LIB) $(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
-TESTS += $(BUILD)/tests/test_shirod_parts $(BUILD)/tests/test_shirod
+TESTS += $(BUILD)/tests/test_shirod_parts $(BUILD)/tests/test_shirod \
+	$(BUILD)/tests/test_shirod_hostile
 OBJS += $(BUILD)/tests/test_shirod_parts.o $(BUILD)/tests/test_shirod.o \
-	$(BUILD)/tests/test_shirod_util.o
+	$(BUILD)/tests/test_shirod_util.o $(BUILD)/tests/test_shirod_hostile.o
 $(BUILD)/tests/test_shirod_parts: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
 $(BUILD)/tests/test_shirod_parts: $(BUILD)/tests/test_shirod_parts.o \
 	$(HARNESS_OBJ) $(SHIROD_LIB) $(PROTO_LIB) $(UTIL_LIB)
@@ -65,6 +66,12 @@ $(BUILD)/tests/test_shirod_parts: $(BUILD)/tests/test_shirod_parts.o \
 # test_shirod runs build/shirod, the offline model worker and shiro-plan.
 $(BUILD)/tests/test_shirod: LDLIBS += $(LIBS_ZMQ)
 $(BUILD)/tests/test_shirod: $(BUILD)/tests/test_shirod.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-plan
+	$(link)
+# test_shirod_hostile: odd requests, broken configs, a corrupt chat.
+$(BUILD)/tests/test_shirod_hostile: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/test_shirod_hostile: $(BUILD)/tests/test_shirod_hostile.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-plan
 	$(link)

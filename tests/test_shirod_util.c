@@ -292,18 +292,16 @@ tsd_view(void *sock)
 	return buf_steal(&b, NULL);
 }
 
-/* tsd_start - run shirod in home and wait until it serves. */
+/* tsd_spawn - run shirod --home home [extra], its output to
+ * home/shirod.err; its pid, or -1. */
 pid_t
-tsd_start(const char *home, const char *const *extra, int *statusp)
+tsd_spawn(const char *home, const char *const *extra)
 {
 	const char *argv[16];
 	char errpath[PATH_MAX];
-	uint64_t end;
-	void *sock;
 	pid_t pid;
 	int i = 0, fd;
 
-	*statusp = 0;
 	argv[i++] = tsd_bin("shirod");
 	argv[i++] = "--home";
 	argv[i++] = home;
@@ -312,8 +310,6 @@ tsd_start(const char *home, const char *const *extra, int *statusp)
 	argv[i] = NULL;
 	snprintf(errpath, sizeof(errpath), "%s/shirod.err", home);
 	pid = fork();
-	if (pid < 0)
-		return -1;
 	if (pid == 0) {
 		fd = open(errpath, O_WRONLY | O_CREAT | O_APPEND, 0600);
 		if (fd >= 0) {
@@ -323,6 +319,21 @@ tsd_start(const char *home, const char *const *extra, int *statusp)
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}
+	return pid;
+}
+
+/* tsd_start - run shirod in home and wait until it serves. */
+pid_t
+tsd_start(const char *home, const char *const *extra, int *statusp)
+{
+	uint64_t end;
+	void *sock;
+	pid_t pid;
+
+	*statusp = 0;
+	pid = tsd_spawn(home, extra);
+	if (pid < 0)
+		return -1;
 	end = tsd_now_ms() + 10000;
 	while (tsd_now_ms() < end) {
 		if (waitpid(pid, statusp, WNOHANG) == pid)

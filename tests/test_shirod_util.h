@@ -16,6 +16,10 @@ const char *tsd_bin(const char *name);
 /* tsd_write - write text to dir/name. */
 void tsd_write(const char *dir, const char *name, const char *text);
 
+/* tsd_spawn - run shirod --home home [extra args] in the foreground, its
+ * output to home/shirod.err; its pid (not waiting), or -1. */
+pid_t tsd_spawn(const char *home, const char *const *extra);
+
 /*
  * tsd_start - run shirod --home home [extra args] in the foreground,
  * its output to home/shirod.err, and wait until it serves (STATUS

@@ -1,0 +1,352 @@
+/*
+ * test_shirod_hostile.c - a real shirod given hostile input: requests with
+ * every odd field value, broken config files and a chat on disk that is
+ * corrupt.  Whatever comes, shirod answers with an error or exits with a
+ * message, never with a signal, and keeps every acknowledged message.
+ */
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "proto/buf.h"
+#include "proto/msg.h"
+#include "proto/xmalloc.h"
+#include "tests/harness.h"
+#include "tests/test_shirod_util.h"
+
+/* hostile_file - the whole of path (malloc'd), or NULL. */
+static char *
+hostile_file(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *s;
+	long n;
+
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	s = xmalloc((size_t)n + 1);
+	n = (long)fread(s, 1, (size_t)n, f);
+	s[n] = '\0';
+	fclose(f);
+	return s;
+}
+
+/* hostile_answer - send m and return the type of the answer, or -1. */
+static int
+hostile_answer(void *sock, struct msg *m, char *code, size_t codelen)
+{
+	struct msg *r = tsd_call(sock, m, 5000, NULL);
+	const char *c = "";
+	int t;
+
+	msg_destroy(&m);
+	if (r == NULL)
+		return -1;
+	t = (int)msg_type(r);
+	if (code != NULL) {
+		if (t == MSG_ERROR)
+			(void)msg_get_str(r, "code", &c, NULL);
+		snprintf(code, codelen, "%s", c);
+	}
+	msg_destroy(&r);
+	return t;
+}
+
+/* hostile_zoom - ZOOM id n; the answer's type and error code. */
+static int
+hostile_zoom(void *sock, uint64_t id, uint64_t n, char *code, size_t len)
+{
+	struct msg *m = msg_new(MSG_ZOOM);
+
+	msg_set_int(m, "id", (int64_t)id);
+	msg_set_int(m, "n", (int64_t)n);
+	return hostile_answer(sock, m, code, len);
+}
+
+/* hostile_send - SEND text of kind with key (may be NULL). */
+static int
+hostile_send(void *sock, const char *text, size_t len, const char *kind,
+    const char *key, char *code, size_t codelen)
+{
+	struct msg *m = msg_new(MSG_SEND);
+
+	msg_set_strn(m, "text", text, len);
+	msg_set_str(m, "kind", kind);
+	if (key != NULL)
+		msg_set_str(m, "key", key);
+	return hostile_answer(sock, m, code, codelen);
+}
+
+/* Odd ZOOM, LOG, SEND and HELLO values get an answer each; shirod stays up
+ * and every acknowledged message is in the log. */
+static void
+odd_requests_are_answered(void)
+{
+	const char *home = harness_tmpdir();
+	static const uint64_t zooms[][2] = {{0, 0}, {0, 3}, {1, 2},
+	    {INT64_MAX, 1}, {0, 1ULL << 62}, {1ULL << 62, 1ULL << 62},
+	    {INT64_MAX - 1, 2}, {4, 4}, {0, 8}, {2, 1}};
+	char code[64], *big;
+	struct msg *m;
+	void *sock;
+	pid_t pid;
+	size_t k;
+	int64_t total;
+	int t, acked = 0;
+
+	tsd_write(home, "config.json", "{\"workers\": []}");
+	pid = tsd_start(home, NULL, &t);
+	CHECKF(pid > 0, "shirod did not start; see %s/shirod.err", home);
+	sock = tsd_connect(home);
+	CHECK(tsd_send_text(sock, "one", NULL, NULL) == 0);
+	CHECK(tsd_send_text(sock, "two", NULL, NULL) == 1);
+	acked = 2;
+	for (k = 0; k < sizeof(zooms) / sizeof(zooms[0]); k++) {
+		t = hostile_zoom(
+		    sock, zooms[k][0], zooms[k][1], code, sizeof(code));
+		CHECKF(t == MSG_ERROR && strcmp(code, "zoom") == 0,
+		    "zoom %llu %llu: answer %d %s",
+		    (unsigned long long)zooms[k][0],
+		    (unsigned long long)zooms[k][1], t, code);
+	}
+	CHECK(hostile_zoom(sock, 0, 2, NULL, 0) == MSG_REPLY);
+	CHECK(hostile_zoom(sock, 1, 1, NULL, 0) == MSG_REPLY);
+	/* LOG: a tail of 0, of 1 and of nearly 2^64. */
+	for (k = 0; k < 3; k++) {
+		m = msg_new(MSG_LOG);
+		msg_set_int(m, "tail",
+		    k == 0	 ? 0
+			: k == 1 ? 1
+				 : (int64_t)(UINT64_MAX >> 1));
+		CHECK(hostile_answer(sock, m, NULL, 0) == MSG_REPLY);
+	}
+	/* SEND: unknown kinds are refused, an empty text is answered. */
+	CHECK(hostile_send(sock, "x", 1, "agent", NULL, code, sizeof(code)) ==
+	    MSG_ERROR);
+	CHECK(strcmp(code, "kind") == 0);
+	CHECK(hostile_send(sock, "x", 1, "", NULL, code, sizeof(code)) ==
+	    MSG_ERROR);
+	t = hostile_send(sock, "", 0, "user", NULL, code, sizeof(code));
+	CHECKF(t == MSG_ACK || t == MSG_ERROR, "empty text: answer %d", t);
+	acked += t == MSG_ACK;
+	t = hostile_send(sock, "", 0, "note", "empty-key", code, sizeof(code));
+	CHECKF(t == MSG_ACK || t == MSG_ERROR, "empty note: answer %d", t);
+	acked += t == MSG_ACK;
+	/* One key, two texts: the second is the first's retry. */
+	CHECK(hostile_send(sock, "first", 5, "user", "k", NULL, 0) == MSG_ACK);
+	acked++;
+	CHECK(hostile_send(sock, "other", 5, "user", "k", NULL, 0) == MSG_ACK);
+	/* The longest text a frame takes, in one message, with a key. */
+	big = xmalloc(MSG_MAX_TEXT);
+	memset(big, 'a', MSG_MAX_TEXT);
+	t = hostile_send(
+	    sock, big, MSG_MAX_TEXT, "user", "big", code, sizeof(code));
+	CHECKF(t == MSG_ACK || t == MSG_ERROR, "big text: answer %d", t);
+	acked += t == MSG_ACK;
+	free(big);
+	/* HELLO from the future and with a sequence never reached. */
+	m = msg_new(MSG_HELLO);
+	msg_set_str(m, "client", "test");
+	msg_set_int(m, "version", 999);
+	CHECK(hostile_answer(sock, m, code, sizeof(code)) == MSG_ERROR);
+	m = msg_new(MSG_HELLO);
+	msg_set_str(m, "client", "test");
+	msg_set_int(m, "version", MSG_VERSION);
+	msg_set_int(m, "last_seq", (int64_t)(UINT64_MAX >> 1));
+	CHECK(hostile_answer(sock, m, NULL, 0) == MSG_WELCOME);
+	/* The view and every zoom still answer. */
+	CHECK(hostile_answer(sock, msg_new(MSG_MEMORY), NULL, 0) == MSG_REPLY);
+	total = tsd_status_int(sock, "messages");
+	for (k = 0; total > 0 && k < (size_t)total; k++)
+		CHECK(hostile_zoom(sock, k, 1, NULL, 0) == MSG_REPLY);
+	/* Still serving, every acknowledged message there. */
+	CHECK(kill(pid, 0) == 0);
+	total = tsd_status_int(sock, "messages");
+	CHECKF(total >= acked, "%lld messages, %d acknowledged",
+	    (long long)total, acked);
+	tsd_close(&sock);
+	t = tsd_stop(pid);
+	CHECKF(WIFEXITED(t) && WEXITSTATUS(t) == 0, "shirod ended with %#x", t);
+	/* It comes back with everything. */
+	pid = tsd_start(home, NULL, &t);
+	CHECKF(pid > 0, "shirod did not start again; see %s/shirod.err", home);
+	sock = tsd_connect(home);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), total);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
+/* hostile_run - run shirod --home home, its output to home/shirod.err;
+ * the wait status if it ended within ms, else stop it and say 0. */
+static int
+hostile_run(const char *home, long ms)
+{
+	char errpath[PATH_MAX];
+	uint64_t end;
+	pid_t pid;
+	int st = 0;
+
+	snprintf(errpath, sizeof(errpath), "%s/shirod.err", home);
+	unlink(errpath);
+	pid = tsd_spawn(home, NULL);
+	if (pid < 0)
+		return -1;
+	end = tsd_now_ms() + (uint64_t)ms;
+	while (tsd_now_ms() < end) {
+		if (waitpid(pid, &st, WNOHANG) == pid)
+			return st;
+		usleep(10000);
+	}
+	st = tsd_stop(pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+	    "shirod ended with %#x when stopped", st);
+	return 0;
+}
+
+/* hostile_config - run shirod on config text: it must serve, or exit 2
+ * with a line in shirod.err; never die of a signal. */
+static void
+hostile_config(const char *home, const char *text, const char *what)
+{
+	char path[PATH_MAX], *err;
+	int st;
+
+	tsd_write(home, "config.json", text);
+	st = hostile_run(home, 3000);
+	if (st == 0)
+		return;
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 2,
+	    "%.40s: shirod ended with %#x", what, st);
+	snprintf(path, sizeof(path), "%s/shirod.err", home);
+	err = hostile_file(path);
+	CHECKF(err != NULL && strstr(err, "config") != NULL,
+	    "%.40s: shirod said \"%s\"", what, err ? err : "(nothing)");
+	free(err);
+}
+
+/* Garbage, deep, huge and mistyped config files: an error naming the
+ * file, or a daemon that serves; never a crash. */
+static void
+broken_configs_are_refused(void)
+{
+	const char *home = harness_tmpdir();
+	static const char *const bad[] = {"", "garbage", "[]", "null", "1",
+	    "{\"workers\": 5}", "{\"workers\": [5]}",
+	    "{\"workers\": [{\"role\": 7}]}",
+	    "{\"workers\": [{\"role\": \"nope\", \"count\": 1}]}",
+	    "{\"workers\": [{\"role\": \"model\", \"count\": -1}]}",
+	    "{\"workers\": [{\"role\": \"model\", \"count\": 1e30}]}",
+	    "{\"workers\": [{\"role\": \"model\", \"provider\": \"none\"}]}",
+	    "{\"providers\": []}", "{\"providers\": {\"p\": 1}}",
+	    "{\"providers\": {\"p\": {\"type\": 1}}}", "{\"memory\": \"x\"}",
+	    "{\"memory\": {\"ceiling\": 1e300}}",
+	    "{\"memory\": {\"ceiling\": 3, \"floor\": 9}}",
+	    "{\"memory\": {\"retryMs\": -1}}", "{\"clients\": {\"rate\": []}}",
+	    "{\"restart\": {\"minMs\": 1000, \"maxMs\": 1}}",
+	    "{\"heartbeatMs\": 0}", "{\"unknown\": {\"a\": [1, {}]}}",
+	    "{\"workers\": [], \"workers\": [{}]}", "{\"a\": \"\\u0000\"}",
+	    "{\"a\": \"\xff\xfe\"}", "\xef\xbb\xbf{}"};
+	struct buf deep = BUF_INIT;
+	size_t k;
+
+	for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++)
+		hostile_config(home, bad[k], bad[k]);
+	/* Nested 100,000 deep. */
+	buf_adds(&deep, "{\"x\": ");
+	for (k = 0; k < 100000; k++)
+		buf_adds(&deep, "[");
+	for (k = 0; k < 100000; k++)
+		buf_adds(&deep, "]");
+	buf_adds(&deep, "}");
+	hostile_config(home, deep.data, "deep");
+	/* 20 MB of one string. */
+	buf_reset(&deep);
+	buf_adds(&deep, "{\"x\": \"");
+	for (k = 0; k < 20u << 20; k += 64)
+		buf_adds(&deep,
+		    "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+		    "aaaaaaaaaaaaa");
+	buf_adds(&deep, "\"}");
+	hostile_config(home, deep.data, "huge");
+	buf_free(&deep);
+}
+
+/* hostile_chat - write name under home/chat, start shirod: it must serve
+ * (and answer STATUS) or exit with a message; never die of a signal. */
+static void
+hostile_chat(const char *home, const char *name, const char *text)
+{
+	char path[PATH_MAX];
+	void *sock;
+	pid_t pid;
+	int st = 0;
+
+	snprintf(path, sizeof(path), "%s/chat", home);
+	tsd_write(path, name, text);
+	snprintf(path, sizeof(path), "%s/shirod.err", home);
+	unlink(path);
+	pid = tsd_start(home, NULL, &st);
+	if (pid > 0) {
+		sock = tsd_connect(home);
+		CHECKF(tsd_status_int(sock, "messages") >= 0,
+		    "%s: no STATUS answer", name);
+		tsd_close(&sock);
+		st = tsd_stop(pid);
+	}
+	CHECKF(WIFEXITED(st), "chat/%s \"%.40s\": shirod ended with %#x", name,
+	    text, st);
+}
+
+/* A chat whose view.json is garbage: shirod serves or refuses with a
+ * message; the messages stay. */
+static void
+corrupt_view_is_survived(void)
+{
+	const char *home = harness_tmpdir();
+	static const char *const views[] = {"", "garbage", "[[0", "{}",
+	    "[[99, 0]]", "[[0, 18446744073709551615]]", "[[-1, 0]]",
+	    "[[0, 0], [0, 0]]", "[[1, 0], [0, 0]]", "[[0, 5]]", "[\"a\"]",
+	    "[[0]]", "[[0, 0, 0]]", "[[63, 0]]", "[[64, 0]]",
+	    "[[0, 1], [0, 0]]"};
+	char path[PATH_MAX];
+	void *sock;
+	pid_t pid;
+	size_t k;
+	int st;
+
+	tsd_write(home, "config.json", "{\"workers\": []}");
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	CHECK(tsd_send_text(sock, "one", NULL, NULL) == 0);
+	CHECK(tsd_send_text(sock, "two", NULL, NULL) == 1);
+	tsd_close(&sock);
+	tsd_stop(pid);
+	for (k = 0; k < sizeof(views) / sizeof(views[0]); k++)
+		hostile_chat(home, "view.json", views[k]);
+	snprintf(path, sizeof(path), "%s/chat/view.json", home);
+	unlink(path);
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), 2);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
+static const struct harness_test tests[] = {
+    HT(odd_requests_are_answered),
+    HT_SLOW(broken_configs_are_refused, 120),
+    HT_SLOW(corrupt_view_is_survived, 120),
+};
+
+HARNESS_MAIN(tests)
