@@ -222,38 +222,54 @@ jailinit_maps(struct jailinit_plan *p)
 		jailinit_fail(p, "write gid_map");
 }
 
+/* The covers made so far: the first cover of each kind is made, later
+ * ones are clones of it (same empty tmpfs, same read-only flags), which
+ * saves a new file system, or a flag change, per hidden path. */
+struct jailinit_covers {
+	int devdir; /* the jail's /dev directory, source of /dev/null */
+	int dir; /* the first directory cover, attached; or -1 */
+	int file; /* the first file cover, attached; or -1 */
+};
+
 /* jailinit_hide - cover the object at fd (inside the jail) with an empty
- * read-only directory, or /dev/null for a file.  devdir is the jail's
- * /dev directory. */
+ * read-only directory, or /dev/null for a file. */
 static void
-jailinit_hide(struct jailinit_plan *p, int fd, int devdir)
+jailinit_hide(struct jailinit_plan *p, int fd, struct jailinit_covers *cov)
 {
 	struct stat st;
-	int m;
+	int m, *first;
 
 	if (fstat(fd, &st) != 0)
 		jailinit_fail(p, "stat a hidden path");
-	if (S_ISDIR(st.st_mode))
+	first = S_ISDIR(st.st_mode) ? &cov->dir : &cov->file;
+	if (*first >= 0)
+		m = jailinit_open_tree(*first, "",
+		    OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_EMPTY_PATH);
+	else if (S_ISDIR(st.st_mode))
 		m = jailinit_fs("tmpfs", "size=4k,mode=000",
 		    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
 			MOUNT_ATTR_NOEXEC);
 	else
 		m = jailinit_open_tree(
-		    devdir, "null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+		    cov->devdir, "null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
 	if (m < 0)
 		jailinit_fail(p, "make a cover for a hidden path");
-	if (!S_ISDIR(st.st_mode) &&
+	if (*first < 0 && !S_ISDIR(st.st_mode) &&
 	    jailinit_setattr(m, MOUNT_ATTR_RDONLY, 0) != 0)
 		jailinit_fail(p, "make a cover read-only");
 	if (jailinit_move(m, fd, "") != 0)
 		jailinit_fail(p, "cover a hidden path");
-	close(m);
+	if (*first < 0)
+		*first = m;
+	else
+		close(m);
 }
 
 /* jailinit_workspace - bind the workspace at its own path, re-bind the
  * read-only subpaths, cover the hidden ones. */
 static void
-jailinit_workspace(struct jailinit_plan *p, int root, int wstree, int devdir)
+jailinit_workspace(
+    struct jailinit_plan *p, int root, int wstree, struct jailinit_covers *cov)
 {
 	const char *last;
 	size_t i;
@@ -302,7 +318,7 @@ jailinit_workspace(struct jailinit_plan *p, int root, int wstree, int devdir)
 				continue;
 			jailinit_fail(p, "open a hidden path");
 		}
-		jailinit_hide(p, fd, devdir);
+		jailinit_hide(p, fd, cov);
 		close(fd);
 	}
 	close(ws);
@@ -357,6 +373,7 @@ jailinit_root(struct jailinit_plan *p)
 {
 	int systree[JAILINIT_MAX_SYS], devtree[JAILINIT_NDEVS];
 	int etchide[16];
+	struct jailinit_covers cov = {-1, -1, -1};
 	int root, tmp, proc, dev, wstree = -1, resolvtree = -1, fd;
 	size_t i, nhide = 0;
 
@@ -456,8 +473,9 @@ jailinit_root(struct jailinit_plan *p)
 	close(tmp);
 
 	dev = jailinit_dev(p, root, devtree);
+	cov.devdir = dev;
 	for (i = 0; i < nhide; i++) {
-		jailinit_hide(p, etchide[i], dev);
+		jailinit_hide(p, etchide[i], &cov);
 		close(etchide[i]);
 	}
 
@@ -485,8 +503,12 @@ jailinit_root(struct jailinit_plan *p)
 		close(parent);
 	}
 	if (p->ws != NULL)
-		jailinit_workspace(p, root, wstree, dev);
+		jailinit_workspace(p, root, wstree, &cov);
 	close(dev);
+	if (cov.dir >= 0)
+		close(cov.dir);
+	if (cov.file >= 0)
+		close(cov.file);
 
 	/* Nothing may be created at the top of the new root. */
 	if (jailinit_setattr(root,

@@ -5,7 +5,9 @@
  *	build/bench/bench_jail [ROUNDS]
  *
  * Prints one row per way of running true: the mean wall time per run
- * and the ratio to bwrap --unshare-all --ro-bind / / true.
+ * and the ratio to bwrap --unshare-all --ro-bind / / true.  `shiro run`
+ * (the client, which execs shiro-jail) has a row when build/shiro is
+ * there.
  */
 #include <errno.h>
 #include <spawn.h>
@@ -21,6 +23,10 @@
 #include "sandbox/jail.h"
 
 extern char **environ;
+
+/* The ways of running true: no jail, jail_run(), shiro-jail, bwrap and
+ * `shiro run`. */
+#define BENCH_WAYS 5
 
 /* bench_now - monotonic seconds. */
 static double
@@ -95,13 +101,16 @@ bench_jail_once(const char *ws)
 int
 main(int argc, char **argv)
 {
-	char self[4096], jailbin[4200], ws[] = "/tmp/shiro-bench-XXXXXX";
+	char self[4096], jailbin[4200], client[4200],
+	    ws[] = "/tmp/shiro-bench-XXXXXX";
 	char *plain[] = {"true", NULL};
 	char *bwrap[] = {
 	    "bwrap", "--unshare-all", "--ro-bind", "/", "/", "true", NULL};
 	char *cli[] = {jailbin, "--workspace", ws, "--", "true", NULL};
-	double t[4] = {0, 0, 0, 0}, c[4] = {0, 0, 0, 0}, start, cstart;
+	char *run[] = {client, "run", "--workspace", ws, "--", "true", NULL};
+	double t[BENCH_WAYS] = {0}, c[BENCH_WAYS] = {0}, start, cstart;
 	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap, rc;
+	int have_client, ways;
 	ssize_t n;
 	char *slash;
 
@@ -115,28 +124,31 @@ main(int argc, char **argv)
 	*slash = '\0';
 	/* build/bench/bench_jail -> build/shiro-jail */
 	snprintf(jailbin, sizeof(jailbin), "%s/../shiro-jail", self);
+	snprintf(client, sizeof(client), "%s/../shiro", self);
 	if (mkdtemp(ws) == NULL)
 		return 1;
 	have_bwrap = bench_spawn(bwrap) == 0;
+	have_client = access(client, X_OK) == 0 && bench_spawn(run) == 0;
+	ways = have_client ? BENCH_WAYS : BENCH_WAYS - 1;
 	if (bench_jail_once(ws) != 0 || bench_spawn(cli) != 0) {
 		fprintf(stderr, "bench_jail: the jail does not run here\n");
 		rmdir(ws);
 		return 1;
 	}
-	/* Interleave the four ways in a new random order each round: a
+	/* Interleave the ways in a new random order each round: a
 	 * network namespace is torn down in the background after its run,
 	 * and that work lands on whichever run comes next, so a fixed order
 	 * would charge each way for its predecessor. */
 	srand((unsigned)time(NULL));
 	for (i = 0; i < rounds; i++) {
-		int order[4] = {0, 1, 2, 3}, j, tmp;
-		for (k = 3; k > 0; k--) {
+		int order[BENCH_WAYS] = {0, 1, 2, 3, 4}, j, tmp;
+		for (k = ways - 1; k > 0; k--) {
 			j = rand() % (k + 1);
 			tmp = order[k];
 			order[k] = order[j];
 			order[j] = tmp;
 		}
-		for (j = 0; j < 4; j++) {
+		for (j = 0; j < ways; j++) {
 			k = order[j];
 			start = bench_now();
 			cstart = bench_cpu();
@@ -149,6 +161,9 @@ main(int argc, char **argv)
 				break;
 			case 2:
 				rc = bench_spawn(cli);
+				break;
+			case 4:
+				rc = bench_spawn(run);
 				break;
 			default:
 				rc = have_bwrap ? bench_spawn(bwrap) : 0;
@@ -169,10 +184,12 @@ main(int argc, char **argv)
 	printf("  %-42s %8s %8s %8s %8s\n", "how", "wall ms", "vs bwrap",
 	    "cpu ms", "vs bwrap");
 	{
-		static const char *names[] = {"fork+exec true (no jail)",
-		    "jail_run() in-process", "shiro-jail -- true",
-		    "bwrap --unshare-all --ro-bind / / true"};
-		for (k = 0; k < 4; k++) {
+		static const char *names[BENCH_WAYS] = {
+		    "fork+exec true (no jail)", "jail_run() in-process",
+		    "shiro-jail -- true",
+		    "bwrap --unshare-all --ro-bind / / true",
+		    "shiro run -- true (client + shiro-jail)"};
+		for (k = 0; k < ways; k++) {
 			if (k == 3 && !have_bwrap) {
 				printf("  %-42s %8s\n", names[k], "absent");
 				continue;
