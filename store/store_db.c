@@ -117,6 +117,46 @@ store_db_err(int rc)
 	}
 }
 
+/*
+ * store_db_check_size - refuse a data.mdb shorter than the pages its
+ * meta page says are in use: LMDB maps the file and would read past its
+ * end (SIGBUS) instead of reporting the damage.
+ */
+static int
+store_db_check_size(struct store *s, const char *path)
+{
+	MDB_envinfo info;
+	MDB_stat st;
+	struct stat fst;
+	char *file = xasprintf("%s/data.mdb", path);
+	uint64_t need;
+	int ret = 0;
+
+	if (mdb_env_info(s->env, &info) != 0 ||
+	    mdb_env_stat(s->env, &st) != 0) {
+		ret = store_fail(s, -SHIRO_ERR_CORRUPT,
+		    "lmdb %s: cannot read its meta page", path);
+		goto out;
+	}
+	if (stat(file, &fst) != 0) {
+		ret = store_fail(s, err_from_errno(errno), "stat %s: %s", file,
+		    strerror(errno));
+		goto out;
+	}
+	need = ((uint64_t)info.me_last_pgno + 1) * st.ms_psize;
+	if ((uint64_t)fst.st_size < need)
+		ret = store_fail(s, -SHIRO_ERR_CORRUPT,
+		    "lmdb %s: data.mdb is %llu bytes but its pages need %llu "
+		    "(the file was cut short); move the directory aside and "
+		    "the index is rebuilt from the log (summaries are made "
+		    "again)",
+		    path, (unsigned long long)fst.st_size,
+		    (unsigned long long)need);
+out:
+	free(file);
+	return ret;
+}
+
 /* store_db_open - create or open the environment and every database. */
 int
 store_db_open(struct store *s, size_t map_size)
@@ -176,6 +216,8 @@ store_db_open(struct store *s, size_t map_size)
 	/* The map is at least the data file: take the size LMDB chose. */
 	if (mdb_env_info(s->env, &info) == 0 && info.me_mapsize > s->map_size)
 		s->map_size = info.me_mapsize;
+	if ((ret = store_db_check_size(s, path)) != 0)
+		goto out;
 	/* Readers left by a crashed process would pin old pages forever. */
 	if ((rc = mdb_reader_check(s->env, &dead)) != 0) {
 		ret = store_fail(s, store_db_err(rc), "lmdb reader check: %s",

@@ -343,10 +343,52 @@ corrupt_view_is_survived(void)
 	tsd_stop(pid);
 }
 
+/* A tree index cut short (a disk that lost its tail): shirod says so and
+ * exits; it is not killed by a bus error reading past the file's end. */
+static void
+truncated_index_is_refused(void)
+{
+	const char *home = harness_tmpdir();
+	static const off_t sizes[] = {9000, 12288, 20000};
+	char path[PATH_MAX], *err;
+	struct stat st;
+	void *sock;
+	pid_t pid;
+	size_t k;
+	int ws;
+
+	tsd_write(home, "config.json", "{\"workers\": []}");
+	pid = tsd_start(home, NULL, &ws);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	for (k = 0; k < 5; k++)
+		CHECK(
+		    tsd_send_text(sock, "a message", NULL, NULL) == (int64_t)k);
+	tsd_close(&sock);
+	tsd_stop(pid);
+	snprintf(path, sizeof(path), "%s/chat/tree.lmdb/data.mdb", home);
+	CHECK(stat(path, &st) == 0 && st.st_size > sizes[2]);
+	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		CHECK(truncate(path, sizes[k]) == 0);
+		ws = hostile_run(home, 3000);
+		CHECKF(WIFEXITED(ws) && WEXITSTATUS(ws) != 0,
+		    "a data.mdb of %lld bytes: shirod ended with %#x",
+		    (long long)sizes[k], ws);
+		snprintf(path, sizeof(path), "%s/shirod.err", home);
+		err = hostile_file(path);
+		CHECKF(err != NULL && strstr(err, "tree.lmdb") != NULL,
+		    "shirod said \"%s\"", err ? err : "(nothing)");
+		free(err);
+		snprintf(
+		    path, sizeof(path), "%s/chat/tree.lmdb/data.mdb", home);
+	}
+}
+
 static const struct harness_test tests[] = {
     HT(odd_requests_are_answered),
     HT_SLOW(broken_configs_are_refused, 120),
     HT_SLOW(corrupt_view_is_survived, 120),
+    HT(truncated_index_is_refused),
 };
 
 HARNESS_MAIN(tests)
