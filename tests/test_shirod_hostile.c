@@ -306,6 +306,24 @@ hostile_chat(const char *home, const char *name, const char *text)
 	    text, st);
 }
 
+/* hostile_chat_of - a chat of n messages in home, shirod stopped. */
+static void
+hostile_chat_of(const char *home, int n)
+{
+	void *sock;
+	pid_t pid;
+	int k, st;
+
+	tsd_write(home, "config.json", "{\"workers\": []}");
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	for (k = 0; k < n; k++)
+		CHECK(tsd_send_text(sock, "a message", NULL, NULL) == k);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
 /* A chat whose view.json is garbage: shirod serves or refuses with a
  * message; the messages stay. */
 static void
@@ -323,14 +341,7 @@ corrupt_view_is_survived(void)
 	size_t k;
 	int st;
 
-	tsd_write(home, "config.json", "{\"workers\": []}");
-	pid = tsd_start(home, NULL, &st);
-	CHECK(pid > 0);
-	sock = tsd_connect(home);
-	CHECK(tsd_send_text(sock, "one", NULL, NULL) == 0);
-	CHECK(tsd_send_text(sock, "two", NULL, NULL) == 1);
-	tsd_close(&sock);
-	tsd_stop(pid);
+	hostile_chat_of(home, 2);
 	for (k = 0; k < sizeof(views) / sizeof(views[0]); k++)
 		hostile_chat(home, "view.json", views[k]);
 	snprintf(path, sizeof(path), "%s/chat/view.json", home);
@@ -352,20 +363,10 @@ truncated_index_is_refused(void)
 	static const off_t sizes[] = {9000, 12288, 20000};
 	char path[PATH_MAX], *err;
 	struct stat st;
-	void *sock;
-	pid_t pid;
 	size_t k;
 	int ws;
 
-	tsd_write(home, "config.json", "{\"workers\": []}");
-	pid = tsd_start(home, NULL, &ws);
-	CHECK(pid > 0);
-	sock = tsd_connect(home);
-	for (k = 0; k < 5; k++)
-		CHECK(
-		    tsd_send_text(sock, "a message", NULL, NULL) == (int64_t)k);
-	tsd_close(&sock);
-	tsd_stop(pid);
+	hostile_chat_of(home, 5);
 	snprintf(path, sizeof(path), "%s/chat/tree.lmdb/data.mdb", home);
 	CHECK(stat(path, &st) == 0 && st.st_size > sizes[2]);
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
