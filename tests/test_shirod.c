@@ -745,6 +745,28 @@ stop_ends_the_daemon(void)
 	tsd_close(&sock);
 }
 
+/* rogue_next_job - heartbeat and wait for the next JOB until end (ms);
+ * 1 with its id, or 0 at the end. */
+static int
+rogue_next_job(void *sock, uint64_t end, uint64_t *jobp)
+{
+	struct msg *in, *out;
+
+	while (tsd_now_ms() < end) {
+		in = tsd_recv(sock, 300);
+		out = msg_new(MSG_HEARTBEAT);
+		(void)msg_send(sock, out, NULL);
+		msg_destroy(&out);
+		if (in != NULL && msg_type(in) == MSG_JOB &&
+		    msg_get_uint(in, "job", jobp) == 0) {
+			msg_destroy(&in);
+			return 1;
+		}
+		msg_destroy(&in);
+	}
+	return 0;
+}
+
 /*
  * rogue_serve - answer every JOB for 30 s: with a 2,000-byte line of
  * two-byte characters (an over-long, untrusted result), or with FAIL.
@@ -755,21 +777,12 @@ rogue_serve(void *sock, int fail)
 {
 	uint64_t end = tsd_now_ms() + 30000, job;
 	struct buf text = BUF_INIT;
-	struct msg *in, *out;
+	struct msg *out;
 	int k;
 
 	for (k = 0; k < 1000; k++)
 		buf_adds(&text, "\xc3\xa9"); /* e with an acute accent */
-	while (tsd_now_ms() < end) {
-		in = tsd_recv(sock, 300);
-		out = msg_new(MSG_HEARTBEAT);
-		(void)msg_send(sock, out, NULL);
-		msg_destroy(&out);
-		if (in == NULL || msg_type(in) != MSG_JOB ||
-		    msg_get_uint(in, "job", &job) != 0) {
-			msg_destroy(&in);
-			continue;
-		}
+	while (rogue_next_job(sock, end, &job)) {
 		out = msg_new(fail ? MSG_FAIL : MSG_RESULT);
 		msg_set_int(out, "job", (int64_t)job);
 		if (fail) {
@@ -781,9 +794,83 @@ rogue_serve(void *sock, int fail)
 		}
 		(void)msg_send(sock, out, NULL);
 		msg_destroy(&out);
-		msg_destroy(&in);
 	}
 	buf_free(&text);
+}
+
+/* rogue_reply - send RESULT (text, may be NULL: none) or FAIL for job. */
+static void
+rogue_reply(
+    void *sock, enum msg_type t, uint64_t job, const char *text, size_t len)
+{
+	struct msg *out = msg_new(t);
+
+	msg_set_int(out, "job", (int64_t)job);
+	if (t == MSG_FAIL) {
+		msg_set_str(out, "code", "provider");
+		msg_set_str(out, "text", "a failure for a job not held");
+	} else if (text != NULL) {
+		msg_set_strn(out, "text", text, len);
+	}
+	(void)msg_send(sock, out, NULL);
+	msg_destroy(&out);
+}
+
+/*
+ * rogue_wild - answer JOBs for 30 s, the first ones wrongly: answers for
+ * jobs it does not hold, a storm of CHUNKs, no text, an empty text, the
+ * same answer twice, a line of the largest size a frame takes; then a
+ * second READY (shirod must kill it).
+ */
+static void
+rogue_wild(void *sock)
+{
+	uint64_t end = tsd_now_ms() + 30000, job;
+	char *big = xmalloc(MSG_MAX_TEXT);
+	struct msg *out;
+	int n = 0, k;
+
+	memset(big, 'w', MSG_MAX_TEXT);
+	while (rogue_next_job(sock, end, &job)) {
+		switch (n++) {
+		case 0:
+			rogue_reply(sock, MSG_RESULT, job + 1000, "x", 1);
+			rogue_reply(sock, MSG_FAIL, job + 2000, NULL, 0);
+			rogue_reply(sock, MSG_RESULT, 0, "x", 1);
+			/* A storm, within the socket's high-water mark. */
+			for (k = 0; k < 500; k++)
+				rogue_reply(sock, MSG_CHUNK, job, big, 1000);
+			usleep(200000);
+			rogue_reply(sock, MSG_RESULT, job, NULL, 0);
+			break;
+		case 1:
+			rogue_reply(sock, MSG_RESULT, job, "", 0);
+			break;
+		case 2:
+			rogue_reply(sock, MSG_RESULT, job, "twice", 5);
+			rogue_reply(sock, MSG_RESULT, job, "twice", 5);
+			rogue_reply(sock, MSG_FAIL, job, NULL, 0);
+			break;
+		case 3:
+			rogue_reply(sock, MSG_RESULT, job, big, MSG_MAX_TEXT);
+			break;
+		case 4:
+			rogue_reply(sock, MSG_RESULT, job, "then ready", 10);
+			out = msg_new(MSG_READY);
+			msg_set_str(out, "role", "model");
+			msg_set_str(out, "provider", "offline");
+			msg_set_int(out, "pid", getpid());
+			msg_set_int(out, "jobs", 1);
+			msg_set_int(out, "version", MSG_VERSION);
+			(void)msg_send(sock, out, NULL);
+			msg_destroy(&out);
+			break;
+		default:
+			rogue_reply(sock, MSG_RESULT, job, "fine", 4);
+			break;
+		}
+	}
+	free(big);
 }
 
 /*
@@ -792,7 +879,7 @@ rogue_serve(void *sock, int fail)
  * a type only clients may send, "garbage" a malformed frame (shirod must
  * kill it and start another), "secret" writes the key it is sent to
  * HOME/got-secret, "long" answers every job with an over-long line,
- * "fail" fails every job.
+ * "fail" fails every job, "wild" answers wrongly (rogue_wild).
  */
 static int
 rogue_main(const char *endpoint, const char *provider)
@@ -820,7 +907,10 @@ rogue_main(const char *endpoint, const char *provider)
 	(void)msg_send(sock, m, NULL);
 	msg_destroy(&m);
 	usleep(200000);
-	if (strncmp(mode, "long", 4) == 0 || strncmp(mode, "fail", 4) == 0) {
+	if (strncmp(mode, "wild", 4) == 0) {
+		rogue_wild(sock);
+	} else if (strncmp(mode, "long", 4) == 0 ||
+	    strncmp(mode, "fail", 4) == 0) {
 		rogue_serve(sock, mode[0] == 'f');
 	} else if (strncmp(mode, "secret", 6) == 0) {
 		/* Wait for the key and write what came, for the test. */
@@ -1022,6 +1112,50 @@ untrusted_results_are_cut(void)
 	tsd_stop(pid);
 }
 
+/* A worker that answers jobs it does not hold, twice, with nothing, with
+ * a storm of CHUNKs, then says READY again: shirod ignores or fails each
+ * answer, cuts the long one, kills it for the second READY, and serves a
+ * client all along. */
+static void
+wild_worker_is_survived(void)
+{
+	const char *home = harness_tmpdir();
+	char path[PATH_MAX], *log = NULL, *text;
+	void *sock;
+	pid_t pid;
+	int k;
+
+	rogue_config(
+	    home, "wild", ", \"restart\": {\"minMs\": 50, \"maxMs\": 200}");
+	pid = start(home, NULL, NULL);
+	sock = tsd_connect(home);
+	for (k = 0; k < 12; k++) {
+		text = long_text((unsigned)k, 700);
+		CHECK(tsd_send_text(sock, text, NULL, NULL) == k);
+		free(text);
+	}
+	snprintf(path, sizeof(path), "%s/shirod.err", home);
+	for (k = 0; k < 200; k++) {
+		free(log);
+		log = read_file(path);
+		if (log != NULL && strstr(log, "READY twice") != NULL)
+			break;
+		usleep(50000);
+	}
+	CHECK(log != NULL && strstr(log, "does not hold") != NULL);
+	CHECK(log != NULL && strstr(log, "returned no text") != NULL);
+	CHECK(log != NULL && strstr(log, "cut to 512") != NULL);
+	CHECK(log != NULL && strstr(log, "READY twice") != NULL);
+	free(log);
+	CHECK(kill(pid, 0) == 0);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), 12);
+	CHECK(tsd_status_int(sock, "failures.total") >= 2);
+	CHECK(tsd_status_int(sock, "jobs_done") >= 2);
+	tsd_close(&sock);
+	k = tsd_stop(pid);
+	CHECKF(WIFEXITED(k) && WEXITSTATUS(k) == 0, "shirod ended with %#x", k);
+}
+
 /* A node that keeps failing is tried again at each next message; its
  * third failure builds it from its input cut to 512 bytes (D5). */
 static void
@@ -1125,6 +1259,7 @@ static const struct harness_test tests[] = {
     HT(rogue_worker_is_killed),
     HT(secret_goes_over_the_socket),
     HT(untrusted_results_are_cut),
+    HT_SLOW(wild_worker_is_survived, 60),
     HT(third_failure_cuts_the_input),
     HT(waiting_turn_retries_failed_nodes),
 };
