@@ -316,6 +316,16 @@ filter_add(scmp_filter_ctx ctx, const struct filter_rule *r)
 	return 0;
 }
 
+/* filter_a0 - the comparison "first argument op val", with every field
+ * set (libseccomp's own macro leaves one out, which clang warns about). */
+static struct scmp_arg_cmp
+filter_a0(enum scmp_compare op, uint64_t val)
+{
+	struct scmp_arg_cmp cmp = {0, op, val, 0};
+
+	return cmp;
+}
+
 /* filter_add_families - refuse socket() for families policy lacks. */
 static int
 filter_add_families(scmp_filter_ctx ctx, enum filter_policy policy)
@@ -327,14 +337,14 @@ filter_add_families(scmp_filter_ctx ctx, enum filter_policy policy)
 		if (allowed & FAM(f))
 			continue;
 		rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
-		    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_EQ, (uint64_t)f));
+		    SCMP_SYS(socket), 1, filter_a0(SCMP_CMP_EQ, (uint64_t)f));
 		if (rc != 0)
 			return -SHIRO_ERR_FAILED;
 	}
 	/* Anything at or past AF_MAX, including values with high bits that
 	 * the kernel would cut down to a valid family, is refused too. */
 	rc = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT),
-	    SCMP_SYS(socket), 1, SCMP_A0(SCMP_CMP_GE, (uint64_t)AF_MAX));
+	    SCMP_SYS(socket), 1, filter_a0(SCMP_CMP_GE, (uint64_t)AF_MAX));
 	return rc == 0 ? 0 : -SHIRO_ERR_FAILED;
 }
 
@@ -373,7 +383,7 @@ filter_build(enum filter_policy policy, struct sock_fprog *prog)
 	 * refused as well; programs do not depend on it.)  A 64-bit
 	 * comparison: a value with high bits set is refused too. */
 	if (seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(personality),
-		1, SCMP_A0(SCMP_CMP_NE, 0)) != 0) {
+		1, filter_a0(SCMP_CMP_NE, 0)) != 0) {
 		log_warnx("seccomp rule for personality refused");
 		goto out;
 	}
