@@ -14,6 +14,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <zmq.h>
+
 #include "client/hist.h"
 #include "client/json_out.h"
 #include "client/render.h"
@@ -402,6 +404,119 @@ hostile_answer(void *sock, struct msg *m, const struct msg_ident *from)
 	msg_destroy(&r);
 }
 
+/* Which broker run_against plays: 0 the wrong types (hostile_answer),
+ * 1 the right types with odd documents (odd_answer). */
+static int broker_mode;
+
+/* odd_doc - fill doc with values of every wrong shape under the keys a
+ * client reads. */
+static void
+odd_doc(struct msg_val *doc, int variant)
+{
+	static const char *const keys[] = {"messages", "view", "cview", "lines",
+	    "log", "node", "parts", "workers", "clients", "queues", "failures",
+	    "turns", "seq", "pid", "uptime_ms", "unbuilt", "truncated", "id",
+	    "n", "text", "kind", "date", "built", "size", "bytes", "ceiling",
+	    "floor", "stopping", "in_flight", "version", "home", "jobs_done",
+	    "workers_ready", "shrinking", "known", "attached", "provider"};
+	struct msg_val *v, *a;
+	size_t k;
+	int j;
+
+	for (k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		switch ((variant + (int)k) % 6) {
+		case 0:
+			msg_val_set_int(doc, keys[k], INT64_MIN);
+			break;
+		case 1:
+			msg_val_set_str(doc, keys[k], "");
+			break;
+		case 2:
+			a = msg_val_set_arr(doc, keys[k]);
+			msg_val_add_int(a, -1);
+			msg_val_add_str(a, "x");
+			msg_val_add_arr(a);
+			v = msg_val_add_map(a);
+			msg_val_set_int(v, "id", INT64_MAX);
+			msg_val_set_int(v, "n", -5);
+			msg_val_set_nil(v, "text");
+			msg_val_set_str(v, "built", "no");
+			break;
+		case 3:
+			v = msg_val_set_map(doc, keys[k]);
+			for (j = 0; j < 4; j++)
+				v = msg_val_set_map(v, "deeper");
+			break;
+		case 4:
+			msg_val_set_nil(doc, keys[k]);
+			break;
+		default:
+			msg_val_set_bool(doc, keys[k], true);
+			break;
+		}
+	}
+}
+
+/* odd_answer - the right answer type for m, with odd contents, after a
+ * malformed frame and odd events. */
+static void
+odd_answer(void *sock, struct msg *m, const struct msg_ident *from)
+{
+	static int variant;
+	struct msg *r;
+	uint64_t rid = 0;
+
+	if (msg_type(m) == MSG_BYE)
+		return;
+	(void)msg_get_uint(m, "rid", &rid);
+	variant++;
+	zmq_send(sock, from->data, from->len, ZMQ_SNDMORE);
+	zmq_send(sock, MSG_HEADER, 7, ZMQ_SNDMORE);
+	zmq_send(sock, "\x13", 1, ZMQ_SNDMORE);
+	zmq_send(sock,
+	    "\x81\xa3"
+	    "doc\xc1",
+	    6, 0);
+	r = msg_new(MSG_EVENT);
+	msg_set_int(r, "seq", INT64_MAX);
+	msg_set_str(r, "ev", variant % 2 ? "message" : "failure");
+	msg_set_int(r, "id", INT64_MAX);
+	msg_set_int(r, "n", 0);
+	odd_doc(msg_set_map(r, "data"), variant);
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	r = msg_new(MSG_EVENT);
+	msg_set_int(r, "seq", 1);
+	msg_set_str(r, "ev", "batch");
+	msg_val_add_int(msg_set_arr(r, "merges"), -1);
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+	switch (msg_type(m)) {
+	case MSG_HELLO:
+		r = msg_new(MSG_WELCOME);
+		msg_set_int(r, "seq", INT64_MAX);
+		msg_set_bool(r, "replay", true);
+		msg_set_int(r, "pid", 0);
+		msg_set_int(r, "version", MSG_VERSION);
+		break;
+	case MSG_SEND:
+		r = msg_new(MSG_ACK);
+		msg_set_int(r, "id", INT64_MAX);
+		msg_set_bool(r, "dup", true);
+		break;
+	case MSG_PING:
+		r = msg_new(MSG_PONG);
+		break;
+	default:
+		r = msg_new(MSG_REPLY);
+		odd_doc(msg_set_map(r, "doc"), variant);
+		break;
+	}
+	msg_set_int(r, "rid", (int64_t)rid);
+	CHECK(msg_send(sock, r, from) == 0);
+	msg_destroy(&r);
+}
+
 /* run_against - run shiro with args (stdin from input) against the
  * broker on sock, playing hostile_answer, and return its wait status. */
 static int
@@ -451,13 +566,17 @@ run_against(void *sock, const char *endpoint, const char *input,
 		if (zsock_poll(&item, 1, 100) <= 0)
 			continue;
 		while (msg_recv(sock, &m, &from) == 0) {
-			hostile_answer(sock, m, &from);
+			if (broker_mode == 1)
+				odd_answer(sock, m, &from);
+			else
+				hostile_answer(sock, m, &from);
 			msg_destroy(&m);
 		}
 	}
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	harness_fail(__FILE__, __LINE__, "shiro did not finish in 20 s");
+	harness_fail(__FILE__, __LINE__, "shiro %s did not finish in 20 s: %s",
+	    args[0] != NULL ? args[0] : "(attach)", output_tail());
 }
 
 /* A broker that sends types meant for workers, unknown events and
@@ -497,6 +616,44 @@ client_survives_a_hostile_broker(void)
 	zsock_close(&sock);
 }
 
+/* A broker that answers with the right types but documents of every
+ * wrong shape, after malformed frames and odd events: the client prints
+ * what it can or says what is wrong; it is never killed by a signal. */
+static void
+client_survives_odd_documents(void)
+{
+	static const char *const cmds[][6] = {{"status", NULL},
+	    {"status", "--json", NULL}, {"memory", NULL},
+	    {"memory", "--json", NULL}, {"memory", "zoom", "0", "1", NULL},
+	    {"zoom", "0", "2", NULL}, {"log", NULL}, {"log", "--json", NULL},
+	    {"send", "hi", NULL}, {"stop", NULL}};
+	static const char *const attach[] = {NULL};
+	char endpoint[512];
+	void *sock = NULL;
+	size_t k;
+	int st, v;
+
+	if (access(shiro_bin(), X_OK) != 0)
+		harness_skip("%s is not built (run from the top)", shiro_bin());
+	broker_mode = 1;
+	snprintf(
+	    endpoint, sizeof(endpoint), "ipc://%s/b.sock", harness_tmpdir());
+	CHECK(zsock_router(endpoint, NULL, &sock) == 0);
+	for (v = 0; v < 6; v++) {
+		for (k = 0; k < sizeof(cmds) / sizeof(cmds[0]); k++) {
+			st = run_against(sock, endpoint, "", cmds[k]);
+			CHECKF(WIFEXITED(st), "%s (variant %d): signal %d: %s",
+			    cmds[k][0], v, WTERMSIG(st), output_tail());
+		}
+		st = run_against(sock, endpoint,
+		    "/status\n/memory\n/memory zoom 0 1\n/log 3\n/exit\n",
+		    attach);
+		CHECKF(WIFEXITED(st), "attach (variant %d): signal %d: %s", v,
+		    WTERMSIG(st), output_tail());
+	}
+	zsock_close(&sock);
+}
+
 static const struct harness_test tests[] = {
     HT(sha256_matches_known_vectors),
     HT(json_out_writes_valid_json),
@@ -505,6 +662,7 @@ static const struct harness_test tests[] = {
     HT(hist_parse_is_strict),
     HT(render_status_line_reads_well),
     HT_SLOW(client_survives_a_hostile_broker, 120),
+    HT_SLOW(client_survives_odd_documents, 300),
 };
 
 HARNESS_MAIN(tests)
