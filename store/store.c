@@ -659,6 +659,37 @@ store_append(struct store *s, const struct store_msg_in *m, uint64_t *idp)
 	return store_append_batch(s, m, 1, idp);
 }
 
+/*
+ * store_append_long_dup - if key is logged, its first id and the number
+ * of parts logged with it (part k > 0 under "key/k" at first + k);
+ * -SHIRO_ERR_NOENT if it is not.
+ */
+static int
+store_append_long_dup(
+    struct store *s, const char *key, uint64_t *firstp, size_t *countp)
+{
+	uint64_t first, id;
+	size_t n = 1;
+	char *pk;
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0)
+		return ret;
+	if ((ret = store_db_key(s, key, &first)) != 0)
+		return ret;
+	for (;;) {
+		pk = xasprintf("%s/%zu", key, n);
+		ret = store_db_key(s, pk, &id);
+		free(pk);
+		if (ret != 0 || id != first + n)
+			break;
+		n++;
+	}
+	*firstp = first;
+	*countp = n;
+	return 0;
+}
+
 /* store_append_long - clip or split text that does not fit one message. */
 int
 store_append_long(struct store *s, const struct store_msg_in *m,
@@ -670,6 +701,12 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 	uint64_t *ids = NULL;
 	int ret;
 
+	/* A logged key makes the whole text a retry, whatever its length
+	 * now: the parts after the first must not be logged as new ones. */
+	if (m->key != NULL &&
+	    (ret = store_append_long_dup(s, m->key, firstp, countp)) !=
+		-SHIRO_ERR_NOENT)
+		return ret;
 	if (m->kind == STORE_KIND_TOOL) {
 		struct store_msg_in one = *m;
 

@@ -168,8 +168,10 @@ int store_append_batch(
  * and tail (rule 9); other text over STORE_PAGE bytes is split into
  * several messages in a row (rule 10), all in one group commit.  *firstp
  * is the first id and *countp the number of messages.  With a key, part
- * 0 carries the key and part k > 0 carries "key/k".  Same errors as
- * store_append.
+ * 0 carries the key and part k > 0 carries "key/k"; a key already logged
+ * makes the whole call a retry that writes nothing, even when the text
+ * now has another length (*firstp and *countp then tell what was logged
+ * with it).  Same errors as store_append.
  */
 int store_append_long(struct store *s, const struct store_msg_in *m,
     uint64_t *firstp, size_t *countp);

@@ -385,11 +385,84 @@ truncated_index_is_refused(void)
 	}
 }
 
+/* hostile_log_count - the "messages" of a LOG answer (the log's count,
+ * where STATUS gives the planner's), or -1. */
+static int64_t
+hostile_log_count(void *sock)
+{
+	struct msg *m = msg_new(MSG_LOG), *r;
+	const struct msg_val *doc;
+	int64_t n = -1;
+
+	msg_set_int(m, "tail", 1);
+	r = tsd_call(sock, m, 5000, NULL);
+	msg_destroy(&m);
+	if (r != NULL && msg_type(r) == MSG_REPLY &&
+	    msg_get_map(r, "doc", &doc) == 0)
+		n = tsd_doc_int(doc, "messages");
+	msg_destroy(&r);
+	return n;
+}
+
+/* A key used again with a text of another length (a short one, then one
+ * that is split into pages, and the other way round) is the first
+ * message's retry: nothing more is logged, the next message gets the
+ * next id, and the chat opens again with the same count. */
+static void
+reused_key_logs_nothing_more(void)
+{
+	const char *home = harness_tmpdir();
+	char *big, code[64];
+	int64_t n0, n1;
+	void *sock;
+	pid_t pid;
+	int st;
+
+	big = xmalloc(MSG_MAX_TEXT);
+	memset(big, 'b', MSG_MAX_TEXT);
+	hostile_chat_of(home, 1);
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	/* Short first, then long with the same key. */
+	CHECK(tsd_send_text(sock, "short", "k1", NULL) == 1);
+	n0 = tsd_status_int(sock, "messages");
+	st = hostile_send(
+	    sock, big, MSG_MAX_TEXT, "user", "k1", code, sizeof(code));
+	CHECKF(st == MSG_ACK || st == MSG_ERROR, "answer %d", st);
+	n1 = hostile_log_count(sock);
+	CHECKF(n1 == n0, "%lld messages after the retry, %lld before",
+	    (long long)n1, (long long)n0);
+	/* Long first, then short with the same key. */
+	CHECK(hostile_send(sock, big, MSG_MAX_TEXT, "user", "k2", NULL, 0) ==
+	    MSG_ACK);
+	n0 = tsd_status_int(sock, "messages");
+	n1 = tsd_send_text(sock, "short", "k2", NULL);
+	CHECKF(n1 == 2, "the retry got id %lld, not 2", (long long)n1);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), n0);
+	/* The next message is the next id, the planner agrees. */
+	CHECK(tsd_send_text(sock, "next", NULL, NULL) == n0);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), n0 + 1);
+	CHECK_EQ_INT(hostile_log_count(sock), n0 + 1);
+	CHECK(hostile_zoom(sock, (uint64_t)n0, 1, NULL, 0) == MSG_REPLY);
+	tsd_close(&sock);
+	st = tsd_stop(pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shirod ended %#x", st);
+	pid = tsd_start(home, NULL, &st);
+	CHECKF(pid > 0, "shirod did not start again; see %s/shirod.err", home);
+	sock = tsd_connect(home);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), n0 + 1);
+	tsd_close(&sock);
+	tsd_stop(pid);
+	free(big);
+}
+
 static const struct harness_test tests[] = {
     HT(odd_requests_are_answered),
     HT_SLOW(broken_configs_are_refused, 120),
     HT_SLOW(corrupt_view_is_survived, 120),
     HT(truncated_index_is_refused),
+    HT(reused_key_logs_nothing_more),
 };
 
 HARNESS_MAIN(tests)

@@ -910,6 +910,41 @@ long_messages_are_logged_as_several(void)
 	buf_free(&joined);
 }
 
+/* A key logged with a short text and used again with a long one (or the
+ * other way round) is a retry: nothing more is written. */
+static void
+reused_key_with_other_length_writes_nothing(void)
+{
+	const char *home = harness_tmpdir();
+	struct buf big = BUF_INIT;
+	struct store_msg_in m;
+	struct store *s;
+	uint64_t first, again;
+	size_t n, n2, k;
+
+	for (k = 0; k < 7000; k++)
+		buf_printf(&big, "line %zu\n", k);
+	s = open_home(home);
+	m = (struct store_msg_in){STORE_KIND_USER, "short", 5, "a", 0};
+	CHECK_EQ_INT(store_append(s, &m, &first), 0);
+	m = (struct store_msg_in){STORE_KIND_USER, big.data, big.len, "a", 0};
+	CHECK_EQ_INT(store_append_long(s, &m, &again, &n), 0);
+	CHECK_EQ_INT(again, first);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(store_count(s), 1);
+	m.key = "b";
+	CHECK_EQ_INT(store_append_long(s, &m, &first, &n), 0);
+	CHECK(n >= 3);
+	CHECK_EQ_INT(store_count(s), 1 + n);
+	m = (struct store_msg_in){STORE_KIND_USER, "short", 5, "b", 0};
+	CHECK_EQ_INT(store_append_long(s, &m, &again, &n2), 0);
+	CHECK_EQ_INT(again, first);
+	CHECK_EQ_INT(n2, n);
+	CHECK_EQ_INT(store_count(s), 1 + n);
+	store_close(&s);
+	buf_free(&big);
+}
+
 /* Bad input is refused with a clear code and nothing is written. */
 static void
 bad_messages_are_refused(void)
@@ -1165,6 +1200,7 @@ static const struct harness_test tests[] = {
     HT(tool_output_is_clipped_to_head_and_tail),
     HT(long_text_splits_into_pages_that_join_back),
     HT(long_messages_are_logged_as_several),
+    HT(reused_key_with_other_length_writes_nothing),
     HT(bad_messages_are_refused),
     HT(dates_read_in_local_time),
     HT(a_full_map_grows_and_the_write_succeeds),
