@@ -86,6 +86,44 @@ hostile_send(void *sock, const char *text, size_t len, const char *kind,
 	return hostile_answer(sock, m, code, codelen);
 }
 
+/* hostile_log_count - the "messages" of a LOG answer (the log's count,
+ * where STATUS gives the planner's), or -1. */
+static int64_t
+hostile_log_count(void *sock)
+{
+	struct msg *m = msg_new(MSG_LOG), *r;
+	const struct msg_val *doc;
+	int64_t n = -1;
+
+	msg_set_int(m, "tail", 1);
+	r = tsd_call(sock, m, 5000, NULL);
+	msg_destroy(&m);
+	if (r != NULL && msg_type(r) == MSG_REPLY &&
+	    msg_get_map(r, "doc", &doc) == 0)
+		n = tsd_doc_int(doc, "messages");
+	msg_destroy(&r);
+	return n;
+}
+
+/* hostile_restart - stop shirod pid (it must exit 0), start it again
+ * and check it has total messages, both in the planner and in the log. */
+static void
+hostile_restart(const char *home, pid_t pid, int64_t total)
+{
+	void *sock;
+	int st;
+
+	st = tsd_stop(pid);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shirod ended %#x", st);
+	pid = tsd_start(home, NULL, &st);
+	CHECKF(pid > 0, "shirod did not start again; see %s/shirod.err", home);
+	sock = tsd_connect(home);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), total);
+	CHECK_EQ_INT(hostile_log_count(sock), total);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
 /* Odd ZOOM, LOG, SEND and HELLO values get an answer each; shirod stays up
  * and every acknowledged message is in the log. */
 static void
@@ -174,15 +212,7 @@ odd_requests_are_answered(void)
 	CHECKF(total >= acked, "%lld messages, %d acknowledged",
 	    (long long)total, acked);
 	tsd_close(&sock);
-	t = tsd_stop(pid);
-	CHECKF(WIFEXITED(t) && WEXITSTATUS(t) == 0, "shirod ended with %#x", t);
-	/* It comes back with everything. */
-	pid = tsd_start(home, NULL, &t);
-	CHECKF(pid > 0, "shirod did not start again; see %s/shirod.err", home);
-	sock = tsd_connect(home);
-	CHECK_EQ_INT(tsd_status_int(sock, "messages"), total);
-	tsd_close(&sock);
-	tsd_stop(pid);
+	hostile_restart(home, pid, total);
 }
 
 /* hostile_run - run shirod --home home, its output to home/shirod.err;
@@ -385,25 +415,6 @@ truncated_index_is_refused(void)
 	}
 }
 
-/* hostile_log_count - the "messages" of a LOG answer (the log's count,
- * where STATUS gives the planner's), or -1. */
-static int64_t
-hostile_log_count(void *sock)
-{
-	struct msg *m = msg_new(MSG_LOG), *r;
-	const struct msg_val *doc;
-	int64_t n = -1;
-
-	msg_set_int(m, "tail", 1);
-	r = tsd_call(sock, m, 5000, NULL);
-	msg_destroy(&m);
-	if (r != NULL && msg_type(r) == MSG_REPLY &&
-	    msg_get_map(r, "doc", &doc) == 0)
-		n = tsd_doc_int(doc, "messages");
-	msg_destroy(&r);
-	return n;
-}
-
 /* A key used again with a text of another length (a short one, then one
  * that is split into pages, and the other way round) is the first
  * message's retry: nothing more is logged, the next message gets the
@@ -446,14 +457,7 @@ reused_key_logs_nothing_more(void)
 	CHECK_EQ_INT(hostile_log_count(sock), n0 + 1);
 	CHECK(hostile_zoom(sock, (uint64_t)n0, 1, NULL, 0) == MSG_REPLY);
 	tsd_close(&sock);
-	st = tsd_stop(pid);
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "shirod ended %#x", st);
-	pid = tsd_start(home, NULL, &st);
-	CHECKF(pid > 0, "shirod did not start again; see %s/shirod.err", home);
-	sock = tsd_connect(home);
-	CHECK_EQ_INT(tsd_status_int(sock, "messages"), n0 + 1);
-	tsd_close(&sock);
-	tsd_stop(pid);
+	hostile_restart(home, pid, n0 + 1);
 	free(big);
 }
 
