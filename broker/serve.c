@@ -101,7 +101,7 @@ static void
 serve_queue_send(struct broker *b, const struct msg_ident *from,
     struct msg **mp, uint64_t rid)
 {
-	const char *kind = "";
+	const char *kind = "", *key;
 	struct serve_send *s;
 	bool turn = false;
 
@@ -109,6 +109,13 @@ serve_queue_send(struct broker *b, const struct msg_ident *from,
 	if (strcmp(kind, "user") != 0 && strcmp(kind, "note") != 0) {
 		broker_error(b, from, rid, "kind",
 		    "a client may send kind user or note, not \"%.16s\"", kind);
+		return;
+	}
+	/* The store takes no empty key: refused here, alone, rather than
+	 * in the group commit, where it would spoil the others' SENDs. */
+	if (msg_get_str(*mp, "key", &key, NULL) == 0 && key[0] == '\0') {
+		broker_error(b, from, rid, "key",
+		    "a message key may not be empty; leave it out");
 		return;
 	}
 	(void)msg_get_bool(*mp, "turn", &turn);
@@ -268,6 +275,16 @@ serve_flush_batch(
 			slot[k] = nin++;
 	}
 	rc = store_append_batch(b->store, in, nin, ids);
+	if ((rc == -SHIRO_ERR_INVAL || rc == -SHIRO_ERR_TOOBIG) && n > 1) {
+		/* The store refused one message's content before writing
+		 * anything: log each alone, so that only that one fails. */
+		log_info("a batch of %zu messages was refused (%s): logging "
+			 "them one by one",
+		    n, store_errmsg(b->store));
+		for (k = 0; k < n; k++)
+			serve_flush_batch(b, &v[k], 1, now);
+		goto out;
+	}
 	if (rc != 0) {
 		log_warnx(
 		    "%zu messages not logged: %s", n, store_errmsg(b->store));

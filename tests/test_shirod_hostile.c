@@ -461,12 +461,64 @@ reused_key_logs_nothing_more(void)
 	free(big);
 }
 
+/* A SEND the store refuses (an empty key) sent in the same round as good
+ * ones: it alone gets an error; the others are logged and acknowledged. */
+static void
+bad_send_spoils_no_other(void)
+{
+	const char *home = harness_tmpdir();
+	struct msg *m, *r;
+	uint64_t rid, id;
+	int k, acks = 0, errors = 0, bad_error = 0;
+	void *sock;
+	pid_t pid;
+	int st;
+
+	hostile_chat_of(home, 0);
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	/* Sent back to back, read by shirod in one round. */
+	for (k = 0; k < 6; k++) {
+		m = msg_new(MSG_SEND);
+		msg_set_int(m, "rid", 1000 + k);
+		msg_set_str(m, "kind", "user");
+		msg_set_str(m, "text", k == 2 ? "bad" : "good");
+		if (k == 2)
+			msg_set_str(m, "key", "");
+		CHECK(msg_send(sock, m, NULL) == 0);
+		msg_destroy(&m);
+	}
+	for (k = 0; k < 6; k++) {
+		r = tsd_recv(sock, 5000);
+		while (r != NULL && msg_type(r) == MSG_EVENT) {
+			msg_destroy(&r);
+			r = tsd_recv(sock, 5000);
+		}
+		CHECK(r != NULL);
+		rid = 0;
+		(void)msg_get_uint(r, "rid", &rid);
+		if (msg_type(r) == MSG_ACK && msg_get_uint(r, "id", &id) == 0)
+			acks++;
+		else if (msg_type(r) == MSG_ERROR && ++errors > 0 &&
+		    rid == 1002)
+			bad_error = 1;
+		msg_destroy(&r);
+	}
+	CHECKF(acks == 5 && errors == 1 && bad_error,
+	    "%d acks, %d errors (the bad one's: %d)", acks, errors, bad_error);
+	CHECK_EQ_INT(tsd_status_int(sock, "messages"), acks);
+	tsd_close(&sock);
+	hostile_restart(home, pid, acks);
+}
+
 static const struct harness_test tests[] = {
     HT(odd_requests_are_answered),
     HT_SLOW(broken_configs_are_refused, 120),
     HT_SLOW(corrupt_view_is_survived, 120),
     HT(truncated_index_is_refused),
     HT(reused_key_logs_nothing_more),
+    HT(bad_send_spoils_no_other),
 };
 
 HARNESS_MAIN(tests)
