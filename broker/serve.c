@@ -112,10 +112,12 @@ serve_queue_send(struct broker *b, const struct msg_ident *from,
 		return;
 	}
 	/* The store takes no empty key: refused here, alone, rather than
-	 * in the group commit, where it would spoil the others' SENDs. */
-	if (msg_get_str(*mp, "key", &key, NULL) == 0 && key[0] == '\0') {
+	 * in the group commit, where it would spoil the others' SENDs.  A
+	 * '/' is kept for the keys of a long text's pages ("key/1"). */
+	if (msg_get_str(*mp, "key", &key, NULL) == 0 &&
+	    (key[0] == '\0' || strchr(key, '/') != NULL)) {
 		broker_error(b, from, rid, "key",
-		    "a message key may not be empty; leave it out");
+		    "a message key may not be empty or hold '/'");
 		return;
 	}
 	(void)msg_get_bool(*mp, "turn", &turn);

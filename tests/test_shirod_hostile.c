@@ -512,6 +512,38 @@ bad_send_spoils_no_other(void)
 	hostile_restart(home, pid, acks);
 }
 
+/* A client key that looks like a page key ("K/1") is refused, so that it
+ * can never stand in for page 1 of another client's long text "K". */
+static void
+page_keys_are_not_client_keys(void)
+{
+	const char *home = harness_tmpdir();
+	char *big, code[64];
+	int64_t n;
+	void *sock;
+	pid_t pid;
+	int st;
+
+	big = xmalloc(MSG_MAX_TEXT);
+	memset(big, 'p', MSG_MAX_TEXT);
+	hostile_chat_of(home, 0);
+	pid = tsd_start(home, NULL, &st);
+	CHECK(pid > 0);
+	sock = tsd_connect(home);
+	st = hostile_send(sock, "squat", 5, "user", "K/1", code, sizeof(code));
+	CHECKF(st == MSG_ERROR && strcmp(code, "key") == 0,
+	    "key K/1: answer %d %s", st, code);
+	CHECK(hostile_send(sock, big, MSG_MAX_TEXT, "user", "K", NULL, 0) ==
+	    MSG_ACK);
+	n = hostile_log_count(sock);
+	/* Every page of the long text is there: 1 MiB in 30,000-byte pages. */
+	CHECKF(
+	    n == (MSG_MAX_TEXT + 29999) / 30000, "%lld messages", (long long)n);
+	tsd_close(&sock);
+	hostile_restart(home, pid, n);
+	free(big);
+}
+
 static const struct harness_test tests[] = {
     HT(odd_requests_are_answered),
     HT_SLOW(broken_configs_are_refused, 120),
@@ -519,6 +551,7 @@ static const struct harness_test tests[] = {
     HT(truncated_index_is_refused),
     HT(reused_key_logs_nothing_more),
     HT(bad_send_spoils_no_other),
+    HT(page_keys_are_not_client_keys),
 };
 
 HARNESS_MAIN(tests)
