@@ -40,6 +40,16 @@ hostile_file(const char *path)
 	return s;
 }
 
+/* hostile_big - a text of the longest size a SEND takes, all c. */
+static char *
+hostile_big(char c)
+{
+	char *big = xmalloc(MSG_MAX_TEXT);
+
+	memset(big, c, MSG_MAX_TEXT);
+	return big;
+}
+
 /* hostile_answer - send m and return the type of the answer, or -1. */
 static int
 hostile_answer(void *sock, struct msg *m, char *code, size_t codelen)
@@ -184,8 +194,7 @@ odd_requests_are_answered(void)
 	acked++;
 	CHECK(hostile_send(sock, "other", 5, "user", "k", NULL, 0) == MSG_ACK);
 	/* The longest text a frame takes, in one message, with a key. */
-	big = xmalloc(MSG_MAX_TEXT);
-	memset(big, 'a', MSG_MAX_TEXT);
+	big = hostile_big('a');
 	t = hostile_send(
 	    sock, big, MSG_MAX_TEXT, "user", "big", code, sizeof(code));
 	CHECKF(t == MSG_ACK || t == MSG_ERROR, "big text: answer %d", t);
@@ -336,9 +345,11 @@ hostile_chat(const char *home, const char *name, const char *text)
 	    text, st);
 }
 
-/* hostile_chat_of - a chat of n messages in home, shirod stopped. */
-static void
-hostile_chat_of(const char *home, int n)
+/* hostile_chat_of - a chat of n messages in home; with sockp, shirod
+ * goes on serving (its pid returned, *sockp connected), else it is
+ * stopped (0 returned). */
+static pid_t
+hostile_chat_of(const char *home, int n, void **sockp)
 {
 	void *sock;
 	pid_t pid;
@@ -350,8 +361,13 @@ hostile_chat_of(const char *home, int n)
 	sock = tsd_connect(home);
 	for (k = 0; k < n; k++)
 		CHECK(tsd_send_text(sock, "a message", NULL, NULL) == k);
+	if (sockp != NULL) {
+		*sockp = sock;
+		return pid;
+	}
 	tsd_close(&sock);
 	tsd_stop(pid);
+	return 0;
 }
 
 /* A chat whose view.json is garbage: shirod serves or refuses with a
@@ -371,7 +387,7 @@ corrupt_view_is_survived(void)
 	size_t k;
 	int st;
 
-	hostile_chat_of(home, 2);
+	(void)hostile_chat_of(home, 2, NULL);
 	for (k = 0; k < sizeof(views) / sizeof(views[0]); k++)
 		hostile_chat(home, "view.json", views[k]);
 	snprintf(path, sizeof(path), "%s/chat/view.json", home);
@@ -396,7 +412,7 @@ truncated_index_is_refused(void)
 	size_t k;
 	int ws;
 
-	hostile_chat_of(home, 5);
+	(void)hostile_chat_of(home, 5, NULL);
 	snprintf(path, sizeof(path), "%s/chat/tree.lmdb/data.mdb", home);
 	CHECK(stat(path, &st) == 0 && st.st_size > sizes[2]);
 	for (k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
@@ -429,12 +445,8 @@ reused_key_logs_nothing_more(void)
 	pid_t pid;
 	int st;
 
-	big = xmalloc(MSG_MAX_TEXT);
-	memset(big, 'b', MSG_MAX_TEXT);
-	hostile_chat_of(home, 1);
-	pid = tsd_start(home, NULL, &st);
-	CHECK(pid > 0);
-	sock = tsd_connect(home);
+	big = hostile_big('b');
+	pid = hostile_chat_of(home, 1, &sock);
 	/* Short first, then long with the same key. */
 	CHECK(tsd_send_text(sock, "short", "k1", NULL) == 1);
 	n0 = tsd_status_int(sock, "messages");
@@ -472,12 +484,8 @@ bad_send_spoils_no_other(void)
 	int k, acks = 0, errors = 0, bad_error = 0;
 	void *sock;
 	pid_t pid;
-	int st;
 
-	hostile_chat_of(home, 0);
-	pid = tsd_start(home, NULL, &st);
-	CHECK(pid > 0);
-	sock = tsd_connect(home);
+	pid = hostile_chat_of(home, 0, &sock);
 	/* Sent back to back, read by shirod in one round. */
 	for (k = 0; k < 6; k++) {
 		m = msg_new(MSG_SEND);
@@ -524,12 +532,8 @@ page_keys_are_not_client_keys(void)
 	pid_t pid;
 	int st;
 
-	big = xmalloc(MSG_MAX_TEXT);
-	memset(big, 'p', MSG_MAX_TEXT);
-	hostile_chat_of(home, 0);
-	pid = tsd_start(home, NULL, &st);
-	CHECK(pid > 0);
-	sock = tsd_connect(home);
+	big = hostile_big('p');
+	pid = hostile_chat_of(home, 0, &sock);
 	st = hostile_send(sock, "squat", 5, "user", "K/1", code, sizeof(code));
 	CHECKF(st == MSG_ERROR && strcmp(code, "key") == 0,
 	    "key K/1: answer %d %s", st, code);
