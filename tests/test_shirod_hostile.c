@@ -14,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <zmq.h>
+
 #include "proto/buf.h"
 #include "proto/msg.h"
 #include "proto/xmalloc.h"
@@ -200,6 +202,42 @@ odd_requests_are_answered(void)
 	CHECKF(t == MSG_ACK || t == MSG_ERROR, "big text: answer %d", t);
 	acked += t == MSG_ACK;
 	free(big);
+	/* Texts with a NUL and with invalid UTF-8, and an unknown type,
+	 * encoded by hand: each gets an ERROR and nothing is logged. */
+	{
+		static const char *const bodies[] = {
+		    "\x83\xa3rid\x01\xa4text\xa3"
+		    "a\0b\xa4kind\xa4user",
+		    "\x83\xa3rid\x01\xa4text\xa3"
+		    "a\xff"
+		    "b\xa4kind\xa4user",
+		    "\x81\xa3rid\x01"};
+		static const size_t lens[] = {25, 25, 6};
+		static const char types[] = {MSG_SEND, MSG_SEND, 99};
+
+		total = tsd_status_int(sock, "messages");
+		for (k = 0; k < 3; k++) {
+			zmq_send(sock, MSG_HEADER, 7, ZMQ_SNDMORE);
+			zmq_send(sock, &types[k], 1, ZMQ_SNDMORE);
+			zmq_send(sock, bodies[k], lens[k], 0);
+			m = tsd_recv(sock, 5000);
+			while (m != NULL && msg_type(m) == MSG_EVENT) {
+				msg_destroy(&m);
+				m = tsd_recv(sock, 5000);
+			}
+			CHECKF(m != NULL && msg_type(m) == MSG_ERROR,
+			    "raw frame %zu: no ERROR", k);
+			if (k < 2) {
+				const char *why = "";
+
+				(void)msg_get_str(m, "text", &why, NULL);
+				CHECKF(strstr(why, "not UTF-8") != NULL,
+				    "raw frame %zu: \"%s\"", k, why);
+			}
+			msg_destroy(&m);
+		}
+		CHECK_EQ_INT(tsd_status_int(sock, "messages"), total);
+	}
 	/* HELLO from the future and with a sequence never reached. */
 	m = msg_new(MSG_HELLO);
 	msg_set_str(m, "client", "test");
