@@ -10,10 +10,24 @@ CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(CLIENT_OBJS) $(BUILD)/client/shiro.o
 $(CLIENT_LIB): $(CLIENT_OBJS)
 
-BINS += $(BUILD)/shiro
-$(BUILD)/shiro: LDLIBS += $(LIBS_EDIT) $(LIBS_ZMQ)
-$(BUILD)/shiro: $(BUILD)/client/shiro.o $(CLIENT_LIB) $(PROTO_LIB) \
+# shiro-client is the whole client.  build/shiro is the front: the same
+# shiro.c built with SHIRO_FRONT and without ZeroMQ or libedit (whose
+# libraries take some 3.5 ms to load), which runs the helper commands
+# itself and execs shiro-client for the rest.  The front stays dynamic:
+# static glibc cannot look a user up without HOME.
+BINS += $(BUILD)/shiro-client $(BUILD)/shiro
+$(BUILD)/shiro-client: LDLIBS += $(LIBS_EDIT) $(LIBS_ZMQ)
+$(BUILD)/shiro-client: $(BUILD)/client/shiro.o $(CLIENT_LIB) $(PROTO_LIB) \
     $(UTIL_LIB)
+	$(link)
+
+OBJS += $(BUILD)/client/shiro-front.o
+$(BUILD)/client/shiro-front.o: client/shiro.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -DSHIRO_FRONT -c -o $@ $<
+
+$(BUILD)/shiro: $(BUILD)/client/shiro-front.o $(CLIENT_LIB) $(UTIL_LIB) \
+    | $(BUILD)/shiro-client
 	$(link)
 
 TESTS += $(BUILD)/tests/test_client

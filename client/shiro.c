@@ -26,6 +26,23 @@
 
 #define SHIRO_VERSION "0.1"
 
+#ifdef SHIRO_FRONT
+/*
+ * This file builds two programs.  build/shiro, the front (SHIRO_FRONT),
+ * runs the commands that only start a helper program (run, doctor, tool,
+ * fsck, export, import) and help, and hands every other command to
+ * shiro-client, the same source built with ZeroMQ and libedit, found
+ * next to it.  Loading those libraries and theirs costs a few
+ * milliseconds at every start, which `shiro run -- true` would otherwise
+ * pay on each call (docs/jail.md's bench).
+ */
+static char **shiro_argv;
+static int shiro_front_exec(struct shiro *s, int argc, char **argv);
+#define SHIRO_DAEMON_CMD(fn) shiro_front_exec
+#else
+#define SHIRO_DAEMON_CMD(fn) fn
+#endif
+
 /* One subcommand: its name, how it is used, and what it does. */
 struct shiro_cmd {
 	const char *name;
@@ -205,6 +222,7 @@ shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
 	return -1;
 }
 
+#ifndef SHIRO_FRONT
 /* shiro_parse_uint - a decimal number in 0..2^63-1; 0 or -1. */
 static int
 shiro_parse_uint(const char *s, uint64_t *vp)
@@ -413,6 +431,8 @@ shiro_run_log(struct shiro *s, int argc, char **argv)
 	return cmd_query(s, &q);
 }
 
+#endif /* !SHIRO_FRONT */
+
 /* The options of the helper commands, collected to pass them on. */
 struct shiro_pass {
 	char **argv; /* what the helper gets, argv[0] left free */
@@ -615,33 +635,35 @@ shiro_run_help(struct shiro *s, int argc, char **argv)
 }
 
 static const struct shiro_cmd shiro_cmds[] = {
-    {"send", shiro_run_send, "send [--kind user|note] [--json] [TEXT...]",
+    {"send", SHIRO_DAEMON_CMD(shiro_run_send),
+	"send [--kind user|note] [--json] [TEXT...]",
 	"Appends TEXT (the operands joined by spaces, or all of stdin when\n"
 	"there are none) to the chat as one message of kind user (default)\n"
 	"or note, without starting a turn, and prints the message's id once\n"
 	"it is on disk.  The same key is sent again on a retry, so a message\n"
 	"is never logged twice.  --json prints the daemon's answer as JSON.\n"
 	"Starts shirod when none runs (unless --no-start).\n"},
-    {"status", shiro_run_simple, "status [--json]",
+    {"status", SHIRO_DAEMON_CMD(shiro_run_simple), "status [--json]",
 	"Prints the daemon's state: the number of messages, the sizes of the\n"
 	"view and of the compaction view, unbuilt and in-flight nodes, the\n"
 	"workers by role and provider with their state, queue depths and\n"
 	"failures.  --json prints the document as one JSON object.\n"
 	"Never starts shirod: exit code 3 when none runs.\n"},
-    {"memory", shiro_run_memory, "memory [--json] [zoom ID N]",
+    {"memory", SHIRO_DAEMON_CMD(shiro_run_memory),
+	"memory [--json] [zoom ID N]",
 	"Prints the status and every line of the view, oldest first, each as\n"
 	"ID+N|summary.  'memory zoom ID N' is 'shiro zoom ID N'.\n"
 	"--json prints the document as one JSON object.\n"
 	"Never starts shirod: exit code 3 when none runs.\n"},
-    {"zoom", shiro_run_zoom, "zoom [--json] ID N",
+    {"zoom", SHIRO_DAEMON_CMD(shiro_run_zoom), "zoom [--json] ID N",
 	"Prints what node ID+N covers: its two halves' summaries, or the\n"
 	"message itself when N is 1.  N is a power of two and ID a multiple\n"
 	"of it, as in the view's ID+N names.  --json prints one JSON object.\n"
 	"Never starts shirod: exit code 3 when none runs.\n"},
-    {"log", shiro_run_log, "log [--tail N] [--json]",
+    {"log", SHIRO_DAEMON_CMD(shiro_run_log), "log [--tail N] [--json]",
 	"Prints the daemon's recent log lines (the last N with --tail).\n"
 	"--json prints one JSON object.  Never starts shirod.\n"},
-    {"stop", shiro_run_simple, "stop [--json]",
+    {"stop", SHIRO_DAEMON_CMD(shiro_run_simple), "stop [--json]",
 	"Asks the daemon to stop: it finishes writing, closes the store and\n"
 	"exits.  Attached clients are told.  Never starts shirod.\n"},
     {"fsck", shiro_run_store, "fsck [--repair]",
@@ -771,6 +793,7 @@ static const struct shiro_cmd shiro_print_cmd = {"-p", NULL,
     "logged and summarized all the same), 5 the model failed, 3 no\n"
     "daemon answered.\n"};
 
+#ifndef SHIRO_FRONT
 /* shiro_print_mode - shiro -p [--json] [TEXT...]. */
 static int
 shiro_print_mode(struct shiro *s, int argc, char **argv)
@@ -789,6 +812,32 @@ shiro_print_mode(struct shiro *s, int argc, char **argv)
 	return rc;
 }
 
+#else
+/* shiro_front_exec - hand the whole command line to shiro-client. */
+static int
+shiro_front_exec(struct shiro *s, int argc, char **argv)
+{
+	char *path;
+
+	(void)argc;
+	(void)argv;
+	path = xasprintf("%s/shiro-client", s->self_dir);
+	execv(path, shiro_argv);
+	fprintf(stderr,
+	    "shiro: cannot run %s: %s\n"
+	    "It is part of shiro and belongs next to this program; run "
+	    "'make' again or reinstall shiro.\n",
+	    path, strerror(errno));
+	free(path);
+	return SHIRO_EXIT_NO_HELPER;
+}
+
+/* shiro_print_mode - in the front, -p belongs to shiro-client. */
+#define shiro_print_mode shiro_front_exec
+/* attach_run - in the front, attaching belongs to shiro-client. */
+#define attach_run(s) shiro_front_exec((s), 0, NULL)
+#endif
+
 /* main - parse the global options and run the command. */
 int
 main(int argc, char **argv)
@@ -801,6 +850,9 @@ main(int argc, char **argv)
 	int c, rc, print = 0;
 	char bad[64];
 
+#ifdef SHIRO_FRONT
+	shiro_argv = argv;
+#endif
 	setlocale(LC_CTYPE, "");
 	log_init("shiro", LOG_LEVEL_WARN);
 	signal(SIGPIPE, SIG_IGN);

@@ -170,9 +170,20 @@ helper_case "shiro-jail --doctor --json" doctor --json
 helper_case 'shiro-tool-worker --once read {"path":"a"} --workspace /w' tool read '{"path":"a"}' --workspace /w
 if [ -z "$bad" ]; then ok cli_helpers_get_their_arguments; else no cli_helpers_get_their_arguments "$bad"; fi
 
+# The front alone: the commands that talk to shirod belong to
+# shiro-client, so without it they exit 127 and say what is missing.
+mkdir -p "$tmp/bin" "$tmp/empty" "$tmp/front"
+cp "$shiro" "$tmp/front/shiro"
+run_rc "$tmp/front/shiro" status
+if [ $rc -eq 127 ] && grep -q "shiro-client" "$tmp/err"; then
+	ok cli_front_without_client_exits_127
+else
+	no cli_front_without_client_exits_127 "rc=$rc: $(head -c 300 "$tmp/err")"
+fi
+
 # A missing helper: exit 127 and where it was looked for.
-mkdir -p "$tmp/bin" "$tmp/empty"
 cp "$shiro" "$tmp/bin/shiro"
+cp "$(dirname "$shiro")/shiro-client" "$tmp/bin/shiro-client"
 SHIRO_LIBEXEC=$tmp/empty run_rc "$tmp/bin/shiro" fsck
 if [ $rc -eq 127 ] && grep -q "shiro-store" "$tmp/err" && grep -q "SHIRO_LIBEXEC" "$tmp/err"; then
 	ok cli_missing_helper_exits_127
