@@ -1411,10 +1411,12 @@ msg_recv(void *sock, struct msg **mp, struct msg_ident *fromp)
 		}
 		if (!more)
 			break;
-		if (nframes + extra > 1000000) {
-			rc = msg_fail("a message of too many frames");
-			goto out;
-		}
+	}
+	/* Every frame was read (ZeroMQ had them all already): stopping
+	 * early would leave the rest to be read as the next message. */
+	if (nframes + extra > 1000000) {
+		rc = msg_fail("a message of %zu frames", nframes + extra);
+		goto out;
 	}
 	first = 0;
 	if (fromp != NULL) {

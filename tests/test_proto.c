@@ -897,6 +897,41 @@ ipc_bad_frames_are_refused(void)
 }
 
 /*
+ * A message of more than a million frames is refused whole: its last
+ * frames are not read as the next message (with one of them taken for
+ * the sender's identity), and the peer's next message arrives intact.
+ */
+static void
+ipc_frame_storm_is_drained(void)
+{
+	struct msg_ident who, first;
+	struct msg *m, *got = NULL;
+	struct pair pp = {0};
+	size_t k;
+
+	pair_open(&pp);
+	m = example(MSG_PING);
+	CHECK(msg_send(pp.dealer, m, NULL) == 0);
+	CHECK(recv_one(pp.router, &got, &first) == 0);
+	msg_destroy(&got);
+	for (k = 0; k < 1000005; k++)
+		CHECK(zmq_send(pp.dealer, "imposter", k == 1000004 ? 8 : 0,
+			  k == 1000004 ? 0 : ZMQ_SNDMORE) >= 0);
+	CHECK(msg_send(pp.dealer, m, NULL) == 0);
+	CHECK(recv_one(pp.router, &got, &who) == -SHIRO_ERR_PROTO);
+	CHECK(got == NULL);
+	CHECK(recv_one(pp.router, &got, &who) == 0);
+	CHECK(got != NULL && msg_type(got) == MSG_PING);
+	CHECK(
+	    who.len == first.len && memcmp(who.data, first.data, who.len) == 0);
+	msg_destroy(&got);
+	msg_destroy(&m);
+	zsock_close(&pp.dealer);
+	zsock_close(&pp.router);
+	zsock_term();
+}
+
+/*
  * A frame larger than ZMQ_MAXMSGSIZE, from a peer without that limit,
  * never reaches the ROUTER; another peer is still served.
  */
@@ -994,6 +1029,7 @@ static const struct harness_test tests[] = {
     HT(ipc_round_trip_of_every_type),
     HT(ipc_bad_frames_are_refused),
     HT(ipc_oversized_frame_is_dropped),
+    HT_SLOW(ipc_frame_storm_is_drained, 60),
     HT(fuzz_seeds_decode),
 };
 
