@@ -703,7 +703,8 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 
 	/* A logged key makes the whole text a retry, whatever its length
 	 * now: the parts after the first must not be logged as new ones. */
-	if (m->key != NULL &&
+	if (m->key != NULL && m->key[0] != '\0' &&
+	    strlen(m->key) <= STORE_KEY_MAX &&
 	    (ret = store_append_long_dup(s, m->key, firstp, countp)) !=
 		-SHIRO_ERR_NOENT)
 		return ret;

@@ -941,6 +941,11 @@ reused_key_with_other_length_writes_nothing(void)
 	CHECK_EQ_INT(again, first);
 	CHECK_EQ_INT(n2, n);
 	CHECK_EQ_INT(store_count(s), 1 + n);
+	/* An empty key is refused as such, long text or not. */
+	m.key = "";
+	CHECK_EQ_INT(store_append_long(s, &m, &again, &n2), -SHIRO_ERR_INVAL);
+	CHECK(strstr(store_errmsg(s), "key") != NULL);
+	CHECK_EQ_INT(store_count(s), 1 + n);
 	store_close(&s);
 	buf_free(&big);
 }
