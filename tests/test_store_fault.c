@@ -171,7 +171,7 @@ a_failed_fsync_poisons_the_log_until_reopened(void)
 	char *out;
 	uint64_t id;
 
-	out = run_victim(home, "fsync:/chat/main/:3:eio", "append", "5");
+	out = run_victim(home, "fdatasync:/chat/main/:3:eio", "append", "5");
 	CHECKF(strncmp(out, "ok 0\nok 1\nerr 3 append: fsync failed", 36) == 0,
 	    "%s", out);
 	CHECKF(strstr(out, "\nerr 14 append: fsync failed") != NULL, "%s", out);
