@@ -7,6 +7,7 @@
 
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/mono.h"
 #include "proto/xmalloc.h"
 
 #include "timer.h"
@@ -17,10 +18,7 @@
 uint64_t
 timer_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_ms();
 }
 
 /* timer_init - an empty set of timers. */

@@ -8,6 +8,7 @@
 
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/mono.h"
 #include "proto/msg.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
@@ -198,8 +199,5 @@ out:
 long long
 zsock_now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return (long long)mono_ms();
 }

@@ -26,6 +26,7 @@
 
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/mono.h"
 #include "proto/xmalloc.h"
 
 #include "cgroup.h"
@@ -87,16 +88,6 @@ static pthread_mutex_t jail_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct jail_features jail_feat;
 static int jail_feat_ok;
 static unsigned jail_seq;
-
-/* jail_now_ms - a monotonic clock in milliseconds. */
-static uint64_t
-jail_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
-}
 
 /* jail_spec_init - the defaults. */
 void
@@ -655,7 +646,7 @@ jail_start(
 		if (!plan.net)
 			flags |= CLONE_NEWNET;
 	}
-	j->start_ms = jail_now_ms();
+	j->start_ms = mono_ms();
 	pid = -1;
 	if (j->have_cg) {
 		/* Born in its group: no migration of a running process. */
@@ -710,14 +701,12 @@ jail_start(
 			continue;
 		}
 		if ((j->cancel != NULL && *j->cancel) ||
-		    (j->deadline_ms != 0 && jail_now_ms() >= j->deadline_ms)) {
+		    (j->deadline_ms != 0 && mono_ms() >= j->deadline_ms)) {
 			jail_setf(err, errlen, "jail set-up did not finish: %s",
-			    j->deadline_ms != 0 &&
-				    jail_now_ms() >= j->deadline_ms
+			    j->deadline_ms != 0 && mono_ms() >= j->deadline_ms
 				? "timed out"
 				: "canceled");
-			rc = j->deadline_ms != 0 &&
-				jail_now_ms() >= j->deadline_ms
+			rc = j->deadline_ms != 0 && mono_ms() >= j->deadline_ms
 			    ? -SHIRO_ERR_TIMEOUT
 			    : -SHIRO_ERR_CANCELED;
 			jail_kill(j);
@@ -801,7 +790,7 @@ jail_next_ms(const struct jail *j)
 
 	if (j->deadline_ms == 0 || j->killed)
 		return JAIL_TICK_MS;
-	now = jail_now_ms();
+	now = mono_ms();
 	if (now >= j->deadline_ms)
 		return 0;
 	return j->deadline_ms - now < JAIL_TICK_MS ? (int)(j->deadline_ms - now)
@@ -876,8 +865,7 @@ jail_step(struct jail *j, int wait_ms, int *done)
 		j->interrupted = 1;
 		jail_kill(j);
 	}
-	if (!j->killed && j->deadline_ms != 0 &&
-	    jail_now_ms() >= j->deadline_ms) {
+	if (!j->killed && j->deadline_ms != 0 && mono_ms() >= j->deadline_ms) {
 		j->timed_out = 1;
 		jail_kill(j);
 	}
@@ -940,11 +928,11 @@ jail_finish(struct jail **jp, struct jail_result *res)
 	}
 	/* The tree is gone, so the pipes reach EOF; bound it anyway (an
 	 * unjailed command's orphans may hold them). */
-	drain_until = jail_now_ms() + 1000;
-	while (!done && jail_now_ms() < drain_until)
+	drain_until = mono_ms() + 1000;
+	while (!done && mono_ms() < drain_until)
 		if (jail_step(j, 50, &done) != 0)
 			break;
-	res->wall_ms = jail_now_ms() - j->start_ms;
+	res->wall_ms = mono_ms() - j->start_ms;
 	res->timed_out = j->timed_out;
 	res->interrupted = j->interrupted;
 	res->out_bytes = j->out_bytes;

@@ -9,6 +9,7 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/mono.h"
 #include "proto/xmalloc.h"
 #include "tests/harness.h"
 
@@ -122,6 +123,19 @@ xmalloc_strings(void)
 	free(t);
 }
 
+/* The monotonic clock never goes back and sees a 20 ms sleep pass. */
+static void
+mono_ms_moves_forward(void)
+{
+	uint64_t a, b;
+
+	a = mono_ms();
+	usleep(20000);
+	b = mono_ms();
+	CHECKF(b >= a + 19 && b < a + 5000, "%llu then %llu",
+	    (unsigned long long)a, (unsigned long long)b);
+}
+
 static const struct harness_test tests[] = {
     HT(buf_grows_and_keeps_bytes),
     HT(buf_holds_binary),
@@ -129,6 +143,7 @@ static const struct harness_test tests[] = {
     HT(log_lines_have_prefix_and_errno),
     HT(fatalx_exits_one),
     HT(xmalloc_strings),
+    HT(mono_ms_moves_forward),
 };
 
 HARNESS_MAIN(tests)
