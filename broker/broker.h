@@ -5,7 +5,8 @@
  * ROUTER and a signalfd, with the timers of broker/timer.h deciding the
  * poll's timeout.  The parts:
  *
- *	broker.c    start-up (lock, store, fold, sockets), the loop, events
+ *	broker.c    start-up (lock, store, fold, sockets), the loop
+ *	out.c       what goes out: answers, errors, events, the trace
  *	serve.c     what clients ask: hello, send, status, memory, zoom, ...
  *	compact.c   the compactor: jobs to model workers, results, failures
  *	supervise.c the worker socket: READY, heartbeats, the permission table
@@ -35,12 +36,6 @@
 #define BROKER_EXIT_CONFIG 2 /* config.json is wrong: the key is named */
 #define BROKER_EXIT_RUNNING 3 /* another shirod owns this home */
 #define BROKER_EXIT_USAGE 64 /* bad command line */
-
-/* A compaction job still unanswered after this is canceled and fails. */
-#define COMPACT_DEADLINE_MS 600000
-
-/* The tree is committed at most this long after a node is built. */
-#define BROKER_TREE_MS 20
 
 /* A compaction job still unanswered after this is canceled and fails. */
 #define COMPACT_DEADLINE_MS 600000
@@ -155,28 +150,6 @@ struct broker {
 	uint64_t n_received, n_refused, n_bad, n_events, n_slow;
 };
 
-/* broker_publish - number event *evp, keep it for replay, send it to every
- * attached client; takes ownership. */
-void broker_publish(struct broker *b, struct msg **evp);
-
-/* broker_send_client - send m to a client; a client that cannot take it is
- * forgotten.  Returns msg_send's code. */
-int broker_send_client(
-    struct broker *b, const struct msg_ident *to, const struct msg *m);
-
-/* broker_error - send ERROR {rid, code, text} to a client. */
-void broker_error(struct broker *b, const struct msg_ident *to, uint64_t rid,
-    const char *code, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-
-/* broker_view_changed - the view changed (merged: by a batch that merged):
- * view.json is saved soon. */
-void broker_view_changed(struct broker *b, int merged);
-
-/* broker_trace - write one planner event line to the trace, if any. */
-void broker_trace(struct broker *b, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
 /* serve_client - handle one message from a client (takes *mp). */
 void serve_client(
     struct broker *b, const struct msg_ident *from, struct msg **mp);
@@ -194,19 +167,6 @@ void serve_status(struct broker *b, struct msg_val *doc);
 /* compact_appended - message id (text, len) was logged: feed the planner,
  * run the sawtooth and log its batch; node writes are the caller's. */
 int compact_appended(struct broker *b, uint64_t id, int built, uint32_t size);
-
-/* compact_node_put - node (l, i) was built: keep it for the next tree
- * commit (copies text). */
-void compact_node_put(struct broker *b, unsigned l, uint64_t i,
-    const char *text, size_t len, uint32_t size);
-
-/* compact_node_get - node (l, i) from the pending commit or the store,
- * as store_node_get (out->text is the caller's). */
-int compact_node_get(
-    struct broker *b, unsigned l, uint64_t i, struct store_node *out);
-
-/* compact_commit - commit the pending nodes and batch records. */
-void compact_commit(struct broker *b);
 
 /* compact_node_put - node (l, i) was built: keep it for the next tree
  * commit (copies text). */

@@ -18,6 +18,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "out.h"
 
 /* compact_leaf_text - the node text of a message, or NULL if too long. */
 char *
@@ -266,9 +267,9 @@ compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
 		return rc;
 	}
 	if (built)
-		broker_trace(b, "msg %u", size);
+		out_trace(b, "msg %u", size);
 	else
-		broker_trace(b, "msg");
+		out_trace(b, "msg");
 	was = plan_shrinking(b->plan);
 	plan_sawtooth(b->plan, &bt);
 	/* A batch that merged nothing and left the view shrinking as it was
@@ -277,7 +278,7 @@ compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
 	 * live batch did.  Only batches that merge or that open or close the
 	 * view are logged (F1, D8). */
 	if (!bt.ran || (bt.nmerges == 0 && (bt.shrinking != 0) == (was != 0))) {
-		broker_view_changed(b, 0);
+		out_view_changed(b, 0);
 		return 0;
 	}
 	if (bt.nmerges > 0)
@@ -296,8 +297,8 @@ compact_appended(struct broker *b, uint64_t id, int built, uint32_t size)
 	compact_view_event(b, ev);
 	msg_val_set_bool(
 	    msg_set_map(ev, "data"), "shrinking", bt.shrinking != 0);
-	broker_publish(b, &ev);
-	broker_view_changed(b, bt.nmerges > 0);
+	out_publish(b, &ev);
+	out_view_changed(b, bt.nmerges > 0);
 	return 0;
 }
 
@@ -321,7 +322,7 @@ compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
 		return;
 	}
 	compact_node_put(b, l, i, text, len, (uint32_t)size);
-	broker_trace(b, "built %u %llu %zu", l, (unsigned long long)i, size);
+	out_trace(b, "built %u %llu %zu", l, (unsigned long long)i, size);
 	f = compact_failure(b, l, i, 0);
 	if (f != NULL)
 		*f = b->failed[--b->nfailed];
@@ -335,7 +336,7 @@ compact_build(struct broker *b, unsigned l, uint64_t i, const char *text,
 	compact_view_event(b, ev);
 	if (cut)
 		msg_val_set_bool(msg_set_map(ev, "data"), "cut", true);
-	broker_publish(b, &ev);
+	out_publish(b, &ev);
 }
 
 /* compact_inputs - the texts a job of (l, i) works on: the message, or
@@ -647,7 +648,7 @@ compact_failed(
 	msg_set_str(ev, "code", code);
 	msg_set_strn(ev, "text", text, compact_cut(text, strlen(text), 1024));
 	msg_val_set_int(msg_set_map(ev, "data"), "failures", f->count);
-	broker_publish(b, &ev);
+	out_publish(b, &ev);
 	log_info("node %u:%llu failed (%u of %u): %s: %.200s", l,
 	    (unsigned long long)i, f->count, b->cfg.memory.failures, code,
 	    text);

@@ -41,7 +41,7 @@ plan-demo: $(BUILD)/shiro-plan
 # --- shirod (issue 4): the daemon.  Its parts go into libshirod so that
 # --- the unit tests link them; shirod.c holds only main().
 SHIROD_LIB := $(BUILD)/libshirod.a
-SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c \
+SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
 	broker/supervise.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)

@@ -1,7 +1,7 @@
 /*
  * serve.c - what clients ask of shirod: hello, send, status, memory, zoom,
  * log, stop, ping, bye.  Answers are documents (REPLY doc) whose fields
- * docs/architecture.md lists; events go through broker_publish().
+ * docs/architecture.md lists; events go through out_publish().
  *
  * SENDs read in one poll round are logged together (one fsync for all,
  * the store's group commit) and each is acknowledged only once that fsync
@@ -20,6 +20,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "out.h"
 
 /* The most text bytes a "message" event carries. */
 #define SERVE_EVENT_TEXT 4096
@@ -43,7 +44,7 @@ serve_reply(uint64_t rid, struct msg_val **docp)
 static void
 serve_answer(struct broker *b, const struct msg_ident *to, struct msg **mp)
 {
-	(void)broker_send_client(b, to, *mp);
+	(void)out_send_client(b, to, *mp);
 	msg_destroy(mp);
 }
 
@@ -53,7 +54,7 @@ serve_hello_replay(void *arg, const struct msg *ev)
 {
 	void **ctx = arg;
 
-	(void)broker_send_client(ctx[0], ctx[1], ev);
+	(void)out_send_client(ctx[0], ctx[1], ev);
 }
 
 /* serve_hello - HELLO: attach, and replay what the client missed. */
@@ -70,7 +71,7 @@ serve_hello(struct broker *b, struct clients_client *cl,
 	(void)msg_get_str(m, "client", &name, NULL);
 	(void)msg_get_uint(m, "version", &version);
 	if (version != MSG_VERSION) {
-		broker_error(b, from, rid, "version",
+		out_error(b, from, rid, "version",
 		    "this shirod speaks protocol version %d, not %llu; "
 		    "use a shiro client of the same release",
 		    MSG_VERSION, (unsigned long long)version);
@@ -87,7 +88,7 @@ serve_hello(struct broker *b, struct clients_client *cl,
 	msg_set_int(w, "pid", getpid());
 	msg_set_int(w, "version", MSG_VERSION);
 	msg_set_str(w, "daemon", "shirod");
-	if (broker_send_client(b, from, w) == 0 && replay) {
+	if (out_send_client(b, from, w) == 0 && replay) {
 		ctx[0] = b;
 		ctx[1] = (void *)from;
 		(void)clients_replay(
@@ -107,7 +108,7 @@ serve_queue_send(struct broker *b, const struct msg_ident *from,
 
 	(void)msg_get_str(*mp, "kind", &kind, NULL);
 	if (strcmp(kind, "user") != 0 && strcmp(kind, "note") != 0) {
-		broker_error(b, from, rid, "kind",
+		out_error(b, from, rid, "kind",
 		    "a client may send kind user or note, not \"%.16s\"", kind);
 		return;
 	}
@@ -116,7 +117,7 @@ serve_queue_send(struct broker *b, const struct msg_ident *from,
 	 * '/' is kept for the keys of a long text's pages ("key/1"). */
 	if (msg_get_str(*mp, "key", &key, NULL) == 0 &&
 	    (key[0] == '\0' || strchr(key, '/') != NULL)) {
-		broker_error(b, from, rid, "key",
+		out_error(b, from, rid, "key",
 		    "a message key may not be empty or hold '/'");
 		return;
 	}
@@ -197,7 +198,7 @@ serve_logged(struct broker *b, const struct serve_send *s, uint64_t id,
 		msg_val_set_bool(d, "clipped", true);
 		msg_val_set_int(d, "size", (int64_t)len);
 	}
-	broker_publish(b, &ev);
+	out_publish(b, &ev);
 	if (s->turn)
 		serve_wait_turn(b, s, id, now);
 }
@@ -221,7 +222,7 @@ serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
 		in.key = NULL;
 	rc = store_append_long(b->store, &in, &first, &count);
 	if (rc != 0) {
-		broker_error(b, &s->from, s->rid, "store",
+		out_error(b, &s->from, s->rid, "store",
 		    "the message was not logged: %s", store_errmsg(b->store));
 		return;
 	}
@@ -291,7 +292,7 @@ serve_flush_batch(
 		log_warnx(
 		    "%zu messages not logged: %s", n, store_errmsg(b->store));
 		for (k = 0; k < n; k++)
-			broker_error(b, &v[k].from, v[k].rid, "store",
+			out_error(b, &v[k].from, v[k].rid, "store",
 			    "the message was not logged: %s",
 			    store_errmsg(b->store));
 		goto out;
@@ -388,14 +389,14 @@ serve_turns(struct broker *b, uint64_t now)
 			continue;
 		}
 		if (b->cfg.turn_provider == NULL)
-			broker_error(b, &t->from, t->rid, "no_model",
+			out_error(b, &t->from, t->rid, "no_model",
 			    "no model is configured for turns: message %llu "
 			    "was logged and %s; set turns.provider in "
 			    "$SHIRO_HOME/config.json to talk to a model",
 			    (unsigned long long)t->id,
 			    settled ? "summarized" : "will be summarized");
 		else
-			broker_error(b, &t->from, t->rid, "no_model",
+			out_error(b, &t->from, t->rid, "no_model",
 			    "this shirod does not run turns yet (provider %s "
 			    "is configured): message %llu was logged and %s",
 			    b->cfg.turn_provider, (unsigned long long)t->id,
@@ -563,7 +564,7 @@ serve_zoom(struct broker *b, const struct msg_ident *from, const struct msg *m,
 	(void)msg_get_uint(m, "id", &id);
 	(void)msg_get_uint(m, "n", &n);
 	if (n == 0 || (n & (n - 1)) != 0 || id % n != 0) {
-		broker_error(b, from, rid, "zoom",
+		out_error(b, from, rid, "zoom",
 		    "zoom %llu %llu: n must be a power of 2 and id a multiple "
 		    "of n",
 		    (unsigned long long)id, (unsigned long long)n);
@@ -572,7 +573,7 @@ serve_zoom(struct broker *b, const struct msg_ident *from, const struct msg *m,
 	while ((1ULL << l) < n)
 		l++;
 	if (id >= T || n > T - id) {
-		broker_error(b, from, rid, "zoom",
+		out_error(b, from, rid, "zoom",
 		    "zoom %llu %llu: the chat has %llu messages",
 		    (unsigned long long)id, (unsigned long long)n,
 		    (unsigned long long)T);
@@ -657,7 +658,7 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		break;
 	case MSG_SEND:
 		if (b->stopping) {
-			broker_error(b, from, rid, "stopping",
+			out_error(b, from, rid, "stopping",
 			    "shirod is stopping; the message was not logged");
 			break;
 		}
@@ -701,7 +702,7 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		break;
 	default:
 		b->n_bad++;
-		broker_error(b, from, rid, "type", "a client may not send %s",
+		out_error(b, from, rid, "type", "a client may not send %s",
 		    msg_type_name(t));
 		break;
 	}
