@@ -1,7 +1,7 @@
 /*
  * store_int.h - what the store's files share and nobody else sees: the
- * struct store, the LMDB helpers (store_db.c) and the log line codec and
- * scanner (store_log.c).
+ * struct store, the common helpers (store_util.c), the LMDB helpers
+ * (store_db.c) and the log line codec and scanner (store_log.c).
  */
 #ifndef SHIRO_STORE_INT_H
 #define SHIRO_STORE_INT_H
@@ -71,6 +71,8 @@ struct store {
 	uint64_t nbatches; /* batch records */
 	uint64_t last_t; /* t of the last one */
 };
+
+/* ---- store_util.c ---- */
 
 /* store_fail - record a one-line reason in s->err; returns code. */
 int store_fail(struct store *s, int code, const char *fmt, ...)
