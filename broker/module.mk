@@ -23,7 +23,8 @@ SCRIPT_TESTS += tests/mutants.sh
 
 BENCHES += $(BUILD)/tests/bench_plan
 OBJS += $(BUILD)/tests/bench_plan.o
-$(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
+$(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB) \
+    | $(BUILD)/shiro-plan
 	$(link)
 
 # plan-demo: the planner on a chat of 3,000 messages at the gist's sizes
