@@ -46,6 +46,11 @@ struct store {
 	int read_only;
 	int poisoned;
 	int torn; /* read-only open saw a torn tail */
+	pid_t owner; /* read-only: the lock's holder, when it was taken */
+	struct store_line *view; /* read-only: view.json as it was at open */
+	size_t nview;
+	int view_rc; /* ... or why it could not be read */
+	char *view_err;
 	char err[512];
 
 	MDB_env *env;
