@@ -39,3 +39,5 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
 
 SCRIPT_TESTS += tests/test_client_cli.sh
 SCRIPT_TESTS += tests/test_client_daemon.sh
+# make install into temporary directories.
+SCRIPT_TESTS += tests/test_install.sh

@@ -17,6 +17,7 @@
 #include "proto/buf.h"
 #include "proto/log.h"
 #include "proto/msg.h"
+#include "proto/path.h"
 #include "proto/xmalloc.h"
 
 #include "attach.h"
@@ -721,9 +722,8 @@ shiro_abs(const char *path)
 static int
 shiro_resolve(struct shiro *s)
 {
-	const char *env, *slash;
-	char exe[PATH_MAX], *home;
-	ssize_t r;
+	const char *env;
+	char *home;
 	struct passwd *pw;
 
 	if (s->home == NULL) {
@@ -759,16 +759,7 @@ shiro_resolve(struct shiro *s)
 	}
 	if (strncmp(s->endpoint, "ipc://", 6) == 0)
 		s->sock_path = xstrdup(s->endpoint + 6);
-	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (r > 0) {
-		exe[r] = '\0';
-		slash = strrchr(exe, '/');
-		s->self_dir = slash != NULL && slash != exe
-		    ? xstrndup(exe, (size_t)(slash - exe))
-		    : xstrdup("/");
-	} else {
-		s->self_dir = xstrdup(".");
-	}
+	s->self_dir = path_self_dir(NULL);
 	return -1;
 }
 
@@ -821,12 +812,13 @@ shiro_front_exec(struct shiro *s, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	path = xasprintf("%s/shiro-client", s->self_dir);
+	path = helper_find(s, "shiro-client");
+	if (path == NULL)
+		return SHIRO_EXIT_NO_HELPER;
 	execv(path, shiro_argv);
 	fprintf(stderr,
 	    "shiro: cannot run %s: %s\n"
-	    "It is part of shiro and belongs next to this program; run "
-	    "'make' again or reinstall shiro.\n",
+	    "It is part of shiro; run 'make' again or reinstall shiro.\n",
 	    path, strerror(errno));
 	free(path);
 	return SHIRO_EXIT_NO_HELPER;
