@@ -392,9 +392,10 @@ serve_turns(struct broker *b, uint64_t now)
 			out_error(b, &t->from, t->rid, "no_model",
 			    "no model is configured for turns: message %llu "
 			    "was logged and %s; set turns.provider in "
-			    "$SHIRO_HOME/config.json to talk to a model",
+			    "%s/config.json to talk to a model",
 			    (unsigned long long)t->id,
-			    settled ? "summarized" : "will be summarized");
+			    settled ? "summarized" : "will be summarized",
+			    b->cfg.home);
 		else
 			out_error(b, &t->from, t->rid, "no_model",
 			    "this shirod does not run turns yet (provider %s "
@@ -688,6 +689,17 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		msg_val_set_int(doc, "pid", getpid());
 		serve_answer(b, from, &r);
 		log_info("stop asked by a client");
+		/* Attached clients hear it, so they end instead of waiting
+		 * for a daemon that was stopped on purpose (docs/client.md). */
+		if (!b->stopping) {
+			struct msg *ev = msg_new(MSG_EVENT);
+
+			msg_set_str(ev, "ev", "notice");
+			msg_set_str(ev, "code", "stopping");
+			msg_set_str(
+			    ev, "text", "shirod is stopping (shiro stop)");
+			out_publish(b, &ev);
+		}
 		b->stopping = 1;
 		break;
 	case MSG_PING:

@@ -39,5 +39,6 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
 
 SCRIPT_TESTS += tests/test_client_cli.sh
 SCRIPT_TESTS += tests/test_client_daemon.sh
-# make install into temporary directories.
-SCRIPT_TESTS += tests/test_install.sh
+# The first run through a pseudo-terminal, the commands a new user meets,
+# make deps run; make install into temporary directories.
+SCRIPT_TESTS += tests/test_client_first.py tests/test_install.sh
