@@ -1,7 +1,7 @@
 /*
  * fold.h - the planner rebuilt from the store at start (docs/memory.md:
- * D1, D8, F1, rule 25), and a generator of synthetic chats that writes what a
- * live chat writes.
+ * D1, D8, F1, rule 25), and a generator of synthetic chats that writes
+ * what a live chat writes.
  *
  * The fold never decides a merge: it appends the messages in order, tells
  * the planner each stored node once its last message exists, and at each
