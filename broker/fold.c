@@ -36,6 +36,9 @@ struct fold_ctx {
 	size_t ns;
 	uint64_t saved_t;
 	int compared;
+	/* What view.json's comparison found, put into the report's msg only
+	 * once the fold succeeded (msg says why a fold failed). */
+	char vmsg[sizeof(((struct fold_report *)0)->msg)];
 };
 
 /* What a record callback returns to end the walk early, without error. */
@@ -205,7 +208,7 @@ fold_compare_lines(
 		c->r->saved = FOLD_SAVED_SAME;
 	} else {
 		c->r->saved = FOLD_SAVED_STALE;
-		snprintf(c->r->msg, sizeof(c->r->msg),
+		snprintf(c->vmsg, sizeof(c->vmsg),
 		    "view.json differs from the fold at line %zu (%zu lines "
 		    "saved, %zu folded)",
 		    k, ns, n);
@@ -213,7 +216,7 @@ fold_compare_lines(
 }
 
 /* fold_load_saved - view.json into saved and ns; 0, or why not in the
- * report (r->saved MISSING or BAD, r->msg). */
+ * report (r->saved MISSING or BAD, and why). */
 static int
 fold_load_saved(struct fold_ctx *c, struct store_line **saved, size_t *ns)
 {
@@ -222,12 +225,12 @@ fold_load_saved(struct fold_ctx *c, struct store_line **saved, size_t *ns)
 	ret = store_view_load(c->s, saved, ns);
 	if (ret == -SHIRO_ERR_NOENT) {
 		c->r->saved = FOLD_SAVED_MISSING;
-		snprintf(c->r->msg, sizeof(c->r->msg), "no view.json");
+		snprintf(c->vmsg, sizeof(c->vmsg), "no view.json");
 		return ret;
 	}
 	if (ret != 0) {
 		c->r->saved = FOLD_SAVED_BAD;
-		snprintf(c->r->msg, sizeof(c->r->msg), "view.json: %s",
+		snprintf(c->vmsg, sizeof(c->vmsg), "view.json: %s",
 		    store_errmsg(c->s));
 		return ret;
 	}
@@ -293,14 +296,14 @@ fold_run(struct store *s, const struct plan_settings *ps, int live,
 		end = fold_saved_end(c.saved, c.ns);
 		if (end < 0) {
 			r->saved = FOLD_SAVED_BAD;
-			snprintf(r->msg, sizeof(r->msg),
+			snprintf(c.vmsg, sizeof(c.vmsg),
 			    "view.json: its %zu lines are not a run of nodes "
 			    "from message 0",
 			    c.ns);
 			c.compared = 1;
 		} else if ((uint64_t)end > c.count) {
 			r->saved = FOLD_SAVED_STALE;
-			snprintf(r->msg, sizeof(r->msg),
+			snprintf(c.vmsg, sizeof(c.vmsg),
 			    "view.json covers %lld messages, more than the "
 			    "log's %llu",
 			    (long long)end, (unsigned long long)c.count);
@@ -346,6 +349,7 @@ fold_run(struct store *s, const struct plan_settings *ps, int live,
 	r->shrinking = plan_shrinking(c.p);
 	if (!live)
 		fold_compare(&c);
+	memcpy(r->msg, c.vmsg, sizeof(r->msg));
 	*out = c.p;
 	c.p = NULL;
 out:
