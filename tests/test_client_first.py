@@ -491,9 +491,12 @@ def make_deps_run():
     if shutil.which("make") is None:
         print("SKIP first_run_make_deps_run: make is missing")
         return
+    if BUILD != os.path.join(ROOT, "build"):
+        print("SKIP first_run_make_deps_run: make run runs build/, not %s" % BUILD)
+        return
     q = subprocess.run(["make", "-C", ROOT, "-q", "build-all"], env=ENV,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    if q.returncode != 0 or BUILD != os.path.join(ROOT, "build"):
+    if q.returncode != 0:
         print("SKIP first_run_make_deps_run: build/ is not up to date "
               "(make builds it first)")
         return
