@@ -170,8 +170,26 @@ class Session:
         os.close(self.fd)
 
 
+def ours():
+    """ours - pids of the processes whose SHIRO_HOME lies in this test's
+    directory: daemons a client started on its own (when a test goes
+    wrong, one the test did not see)."""
+    pids = []
+    mark = ("SHIRO_HOME=" + TMP).encode()
+    for d in os.listdir("/proc"):
+        if not d.isdigit() or int(d) == os.getpid():
+            continue
+        try:
+            with open("/proc/%s/environ" % d, "rb") as f:
+                if any(v.startswith(mark) for v in f.read().split(b"\0")):
+                    pids.append(int(d))
+        except OSError:
+            pass
+    return pids
+
+
 def cleanup():
-    for pid in started:
+    for pid in started + ours():
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
