@@ -277,7 +277,7 @@ serve_flush_batch(
 		if (same[k] == k)
 			slot[k] = nin++;
 	}
-	rc = store_append_batch(b->store, in, nin, ids);
+	rc = store_append_batch(b->store, in, nin, ids, NULL);
 	if ((rc == -SHIRO_ERR_INVAL || rc == -SHIRO_ERR_TOOBIG) && n > 1) {
 		/* The store refused one message's content before writing
 		 * anything: log each alone, so that only that one fails. */
