@@ -1218,13 +1218,15 @@ memory_page(void *sock, int64_t offset, struct msg **r)
 /*
  * A view of more lines than one reply carries comes in pages: each
  * REPLY says its offset, the view's total and where the next page
- * starts; an offset past the view is an ERROR.
+ * starts; an offset past the view is an ERROR; and the client shows the
+ * whole view, every page of it.
  */
 static void
 memory_is_paged(void)
 {
 	const char *home = harness_tmpdir();
 	const struct msg_val *doc, *lines;
+	char cmd[PATH_MAX * 2], *out;
 	int64_t v;
 	struct msg *r;
 	void *sock;
@@ -1258,6 +1260,18 @@ memory_is_paged(void)
 	CHECK(memory_page(sock, 4201, &r) == NULL);
 	CHECK(msg_type(r) == MSG_ERROR);
 	msg_destroy(&r);
+	/* The client asks for every page and shows them as one view. */
+	snprintf(cmd, sizeof(cmd),
+	    "%s --home %s --no-start memory > %s/memory.out 2>&1",
+	    tsd_bin("shiro"), home, home);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "%s/memory.out", home);
+	out = tsd_read_file(cmd);
+	CHECK(out != NULL);
+	CHECKF(strstr(out, "view (4200 lines):") != NULL, "%.300s", out);
+	CHECK(
+	    strstr(out, "line 4199") != NULL && strstr(out, "line 0") != NULL);
+	free(out);
 	tsd_close(&sock);
 	tsd_stop(pid);
 }
