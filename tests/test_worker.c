@@ -420,7 +420,10 @@ cancel_interrupts_a_job(void)
 	long long start;
 	char *s;
 
-	tw_start(&t, "worker_testrole", 100, 5000, NULL);
+	/* A heartbeat of 1 s: this broker says nothing between its
+	 * messages, and a worker that heard nothing for 3 heartbeats
+	 * abandons its job to reconnect (a loaded machine took 300 ms). */
+	tw_start(&t, "worker_testrole", 1000, 10000, NULL);
 	drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(7, "slow", NULL));
 	tw_send(&t, job(8, "echo", "x"));
