@@ -44,7 +44,10 @@ shirod_usage(FILE *f)
 	      "\n"
 	      "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
 	      "config.json,\n"
-	      "3 another shirod already serves this home, 64 bad usage.\n",
+	      "3 another shirod already serves this home, 4 the chat's store\n"
+	      "failed while serving (restart it; nothing acknowledged is "
+	      "lost),\n"
+	      "64 bad usage.\n",
 	    f);
 }
 
@@ -229,6 +232,9 @@ main(int argc, char **argv)
 		free(home);
 		return 0;
 	}
+	/* The keys are read once, before anything else can run, and their
+	 * variables erased before the daemon's parent waits around. */
+	(void)secret_load(&b.secrets, &b.cfg);
 	b.bindir = shirod_bindir(argv[0]);
 	if (o.daemon)
 		report = shirod_detach(home);
