@@ -525,14 +525,3 @@ offline_summarize(
 	}
 	buf_free(&tags);
 }
-
-/* offline_compact - the provider's compact hook: no call, one "try". */
-int
-offline_compact(struct worker *w, const struct model_compact *job,
-    struct buf *out, unsigned *triesp)
-{
-	(void)w;
-	offline_summarize(job->inputs, job->ninputs, job->limit, out);
-	*triesp = 0;
-	return 0;
-}

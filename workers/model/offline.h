@@ -1,5 +1,5 @@
 /*
- * offline.h - the `offline` provider: an extractive summarizer built in.
+ * offline.h - the `offline` wire: an extractive summarizer built in.
  *
  * It needs no network and no key, so the chat's memory works on a fresh
  * machine.  It writes one line of at most `limit` bytes: the kind tags
@@ -25,9 +25,5 @@
  */
 void offline_summarize(
     const struct model_input *in, size_t n, size_t limit, struct buf *out);
-
-/* offline_compact - the provider's compact hook (model.h). */
-int offline_compact(struct worker *w, const struct model_compact *job,
-    struct buf *out, unsigned *triesp);
 
 #endif
