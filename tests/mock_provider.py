@@ -411,6 +411,12 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):  # quiet
         pass
 
+    def setup(self):
+        super().setup()
+        # Events go out as small writes: without this, Nagle's algorithm
+        # and the client's delayed ACK hold each one back by ~40 ms.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n > 0 else b""
@@ -474,7 +480,11 @@ class Handler(BaseHTTPRequestHandler):
         r = take(body)
         try:
             self.answer(wire, r, req if isinstance(req, dict) else {}, n)
-        except (BrokenPipeError, ConnectionResetError, Gone):
+        except (BrokenPipeError, ConnectionResetError):
+            # The client left while we were writing to it.
+            log_line({"kind": "disconnect", "n": n, "t_ns": time.monotonic_ns()})
+            self.close_connection = True
+        except Gone:
             self.close_connection = True
 
     # -- sending -------------------------------------------------------------

@@ -34,12 +34,13 @@ tw_start(struct tw *t, const char *prog, long hb, long give_up,
     const char *secret, const char *const *extra)
 {
 	char path[PATH_MAX], hbs[32], gus[32];
+	static unsigned serial; /* one socket per worker of a test */
 	const char *argv[64];
 	int fds[2] = {-1, -1}, n = 0, k;
 
 	tw_bin(prog, path, sizeof(path));
-	snprintf(t->endpoint, sizeof(t->endpoint), "ipc://%s/w.sock",
-	    harness_tmpdir());
+	snprintf(t->endpoint, sizeof(t->endpoint), "ipc://%s/w%u.sock",
+	    harness_tmpdir(), serial++);
 	CHECK(zsock_router(t->endpoint, NULL, &t->router) == 0);
 	snprintf(hbs, sizeof(hbs), "%ld", hb);
 	snprintf(gus, sizeof(gus), "%ld", give_up);
@@ -181,9 +182,9 @@ tw_status_has(const struct tw *t, const char *line)
 	return found;
 }
 
-/* tw_stop - kill the worker if it still runs, and close the socket. */
+/* tw_end - kill the worker if it still runs, and close its socket. */
 void
-tw_stop(struct tw *t)
+tw_end(struct tw *t)
 {
 	if (t->pid > 0) {
 		kill(t->pid, SIGKILL);
@@ -191,5 +192,12 @@ tw_stop(struct tw *t)
 		t->pid = -1;
 	}
 	zsock_close(&t->router);
+}
+
+/* tw_stop - tw_end(), then end ZeroMQ's context. */
+void
+tw_stop(struct tw *t)
+{
+	tw_end(t);
 	zsock_term();
 }

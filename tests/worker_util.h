@@ -55,7 +55,13 @@ void tw_send(struct tw *t, struct msg *m);
 /* tw_exit - the worker's exit status within ms, or -1. */
 int tw_exit(struct tw *t, long ms);
 
-/* tw_stop - kill the worker if it still runs, and close the socket. */
+/* tw_end - kill the worker if it still runs, and close its socket. */
+void tw_end(struct tw *t);
+
+/*
+ * tw_stop - tw_end(), then end ZeroMQ's context (so only once every
+ * other worker of the test is ended too).
+ */
 void tw_stop(struct tw *t);
 
 /* tw_status_has - whether /proc/PID/status of the worker has a line

@@ -66,3 +66,11 @@ $(BUILD)/tests/test_model_units: $(BUILD)/tests/test_model_units.o \
     $(BUILD)/workers/model/sse.o $(BUILD)/workers/model/retry.o \
     $(BUILD)/workers/model/tries.o $(HARNESS_OBJ) $(UTIL_LIB)
 	$(link)
+
+# make bench: compaction throughput and CANCEL latency at the worker.
+BENCHES += $(BUILD)/tests/bench_model
+OBJS += $(BUILD)/tests/bench_model.o
+$(BUILD)/tests/bench_model: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/bench_model: $(BUILD)/tests/bench_model.o $(MODEL_TEST_UTIL) \
+    $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shiro-model-worker
+	$(link)

@@ -648,9 +648,6 @@ loop_attempt(struct loop_job *j)
 	buf_free(&auth);
 	if (rc < 0)
 		loop_fail(j, "internal", false, "the call could not start");
-	else if (j->compact && j->tries.done == 0 && j->retries == 0)
-		log_info("job %llu: compacting with %s",
-		    (unsigned long long)j->id, loop_name(lp));
 }
 
 /* loop_offline - a compaction by the built-in summarizer: answered now. */
