@@ -146,6 +146,21 @@ sse_callback_stops_it(void)
 	sse_free(&p);
 }
 
+/* A NUL byte in an event's name cannot cut it short (a fuzz find). */
+static void
+sse_names_are_c_strings(void)
+{
+	static const char in[] = "event: a\0b\ndata: 1\n\n";
+	struct buf out = BUF_INIT;
+	struct sse p;
+
+	sse_init(&p, 64, collect, &out);
+	CHECK_EQ_INT(sse_feed(&p, in, sizeof(in) - 1), 0);
+	CHECK_EQ_STR(out.data, "a?b=1;");
+	sse_free(&p);
+	buf_free(&out);
+}
+
 /* Which statuses are retried, and what x-should-retry does. */
 static void
 retry_statuses_and_header(void)
@@ -304,6 +319,7 @@ static const struct harness_test tests[] = {
     HT(sse_frames_events),
     HT(sse_caps_lines_and_events),
     HT(sse_callback_stops_it),
+    HT(sse_names_are_c_strings),
     HT(retry_statuses_and_header),
     HT(retry_after_values),
     HT(retry_backoff_values),

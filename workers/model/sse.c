@@ -64,8 +64,14 @@ sse_field(struct sse *s)
 		vl--;
 	}
 	if (fl == 5 && memcmp(l, "event", 5) == 0) {
+		size_t k;
+
 		buf_reset(&s->name);
 		buf_add(&s->name, v, vl);
+		/* The name is handed over as a C string: no NUL inside. */
+		for (k = 0; k < s->name.len; k++)
+			if (s->name.data[k] == '\0')
+				s->name.data[k] = '?';
 	} else if (fl == 4 && memcmp(l, "data", 4) == 0) {
 		if (s->has_data)
 			buf_addc(&s->data, '\n');

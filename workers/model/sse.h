@@ -20,9 +20,10 @@
 #include "proto/buf.h"
 
 /*
- * sse_event_fn - one event: name and data (NUL-terminated, data may hold
- * NUL bytes).  Return 0 to go on, or a negative SHIRO_ERR_* to stop
- * (sse_feed() returns it).
+ * sse_event_fn - one event: name (a C string, never empty: a NUL byte in
+ * it becomes '?') and data (NUL-terminated; it may hold NUL bytes).
+ * Return 0 to go on, or a negative SHIRO_ERR_* to stop (sse_feed()
+ * returns it).
  */
 typedef int (*sse_event_fn)(
     void *arg, const char *name, const char *data, size_t len);
