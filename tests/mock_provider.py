@@ -5,10 +5,13 @@ It speaks the three wire formats the model worker knows, for real: HTTP/1.1
 with keep-alive, server-sent events with the providers' event names and JSON
 shapes, chunked transfer, and the providers' error bodies and headers.
 
-    mock_provider.py --port-file FILE --log FILE [--script FILE]
+    mock_provider.py --port-file FILE --log FILE [--script FILE] [--tls PEM]
 
 It binds 127.0.0.1 on a port the kernel picks and writes that port to
---port-file (atomically: a reader sees all of it or nothing).  It exits on
+--port-file (atomically: a reader sees all of it or nothing).  With --tls
+it speaks HTTPS with the key and certificate in PEM (tests/mock_tls.pem
+is a self-signed one for 127.0.0.1 and localhost, which no client
+trusts: it shows a TLS failure).  It exits on
 SIGTERM, and when its parent process dies.
 
 Paths (the wire is chosen by the path, as the worker's base URL + path):
@@ -625,6 +628,7 @@ def main():
     ap.add_argument("--port-file", required=True)
     ap.add_argument("--log", required=True)
     ap.add_argument("--script")
+    ap.add_argument("--tls")
     a = ap.parse_args()
     try:  # PR_SET_PDEATHSIG: SIGTERM when the parent dies
         ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0)
@@ -641,6 +645,12 @@ def main():
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.request_queue_size = 64
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    if a.tls:
+        import ssl
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:
         f.write("%d\n" % srv.server_address[1])

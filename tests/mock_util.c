@@ -32,9 +32,9 @@ mock_json(const char *s)
 	return j;
 }
 
-/* mock_script_path - tests/mock_provider.py, found above the binary. */
+/* mock_file - tests/NAME, found above the binary. */
 static void
-mock_script_path(char *out, size_t size)
+mock_file(const char *name, char *out, size_t size)
 {
 	char self[PATH_MAX], *dir;
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -44,25 +44,26 @@ mock_script_path(char *out, size_t size)
 	self[n] = '\0';
 	dir = dirname(self);
 	for (up = 0; up < 5; up++) {
-		snprintf(out, size, "%s/tests/mock_provider.py", dir);
+		snprintf(out, size, "%s/tests/%s", dir, name);
 		if (access(out, R_OK) == 0)
 			return;
 		dir = dirname(dir);
 	}
-	harness_fail(__FILE__, __LINE__, "tests/mock_provider.py not found");
+	harness_fail(__FILE__, __LINE__, "tests/%s not found", name);
 }
 
-/* mock_start - run the mock with script. */
-void
-mock_start(struct mock *m, const char *script)
+/* mock_run - run the mock with script, over TLS when tls. */
+static void
+mock_run(struct mock *m, const char *script, bool tls)
 {
-	char py[PATH_MAX], sp[PATH_MAX], pp[PATH_MAX];
+	char py[PATH_MAX], sp[PATH_MAX], pp[PATH_MAX], pem[PATH_MAX];
 	char *text = mock_json(script ? script : "{}");
 	FILE *fp;
 	uint64_t end;
 
 	memset(m, 0, sizeof(*m));
-	mock_script_path(py, sizeof(py));
+	mock_file("mock_provider.py", py, sizeof(py));
+	mock_file("mock_tls.pem", pem, sizeof(pem));
 	snprintf(sp, sizeof(sp), "%s/mock-script.json", harness_tmpdir());
 	snprintf(pp, sizeof(pp), "%s/mock-port", harness_tmpdir());
 	snprintf(m->log, sizeof(m->log), "%s/mock-log.jsonl", harness_tmpdir());
@@ -77,8 +78,13 @@ mock_start(struct mock *m, const char *script)
 	m->pid = fork();
 	CHECK(m->pid >= 0);
 	if (m->pid == 0) {
-		execlp("python3", "python3", py, "--port-file", pp, "--log",
-		    m->log, "--script", sp, (char *)NULL);
+		if (tls)
+			execlp("python3", "python3", py, "--port-file", pp,
+			    "--log", m->log, "--script", sp, "--tls", pem,
+			    (char *)NULL);
+		else
+			execlp("python3", "python3", py, "--port-file", pp,
+			    "--log", m->log, "--script", sp, (char *)NULL);
 		_exit(127);
 	}
 	end = mono_ms() + 10000;
@@ -97,7 +103,22 @@ mock_start(struct mock *m, const char *script)
 		nanosleep(&tick, NULL);
 	}
 	CHECKF(m->port > 0, "the mock provider gave no port in 10 s");
-	snprintf(m->base, sizeof(m->base), "http://127.0.0.1:%d", m->port);
+	snprintf(m->base, sizeof(m->base), "%s://127.0.0.1:%d",
+	    tls ? "https" : "http", m->port);
+}
+
+/* mock_start - run the mock with script. */
+void
+mock_start(struct mock *m, const char *script)
+{
+	mock_run(m, script, false);
+}
+
+/* mock_start_tls - run the mock with script, over TLS. */
+void
+mock_start_tls(struct mock *m, const char *script)
+{
+	mock_run(m, script, true);
 }
 
 /* mock_set - POST a new script to the running mock. */

@@ -28,6 +28,12 @@ char *mock_json(const char *s);
  * if it does not come up within 10 s. */
 void mock_start(struct mock *m, const char *script);
 
+/*
+ * mock_start_tls - the same speaking HTTPS with tests/mock_tls.pem, a
+ * self-signed certificate no client trusts; base is https://...
+ */
+void mock_start_tls(struct mock *m, const char *script);
+
 /* mock_set - replace the running mock's script (mock_json form). */
 void mock_set(struct mock *m, const char *script);
 

@@ -10,25 +10,19 @@
 #include "tests/harness.h"
 #include "tests/model_util.h"
 
-/* mw_start - the mock, then a model worker for wire against it. */
+/* mw_worker - a model worker for x->wire at base, READY read, key sent. */
 void
-mw_start(struct mw *x, const char *wire, const char *script, const char *key,
-    const char *const *extra)
+mw_worker(
+    struct mw *x, const char *base, const char *key, const char *const *extra)
 {
 	const char *argv[48];
-	char base[96];
 	struct msg *m;
 	int n = 0, k;
 
-	memset(x, 0, sizeof(*x));
-	x->wire = wire;
-	mock_start(&x->mk, script);
-	snprintf(base, sizeof(base), "%s%s", x->mk.base,
-	    strncmp(wire, "openai", 6) == 0 ? "/v1" : "");
 	argv[n++] = "--provider";
 	argv[n++] = MW_PROVIDER;
 	argv[n++] = "--wire";
-	argv[n++] = wire;
+	argv[n++] = x->wire;
 	argv[n++] = "--base-url";
 	argv[n++] = base;
 	for (k = 0; extra != NULL && extra[k] != NULL && n < 46; k++)
@@ -44,6 +38,21 @@ mw_start(struct mw *x, const char *wire, const char *script, const char *key,
 		msg_set_bin(m, "key", key, strlen(key));
 		tw_send(&x->t, m);
 	}
+}
+
+/* mw_start - the mock, then a model worker for wire against it. */
+void
+mw_start(struct mw *x, const char *wire, const char *script, const char *key,
+    const char *const *extra)
+{
+	char base[96];
+
+	memset(x, 0, sizeof(*x));
+	x->wire = wire;
+	mock_start(&x->mk, script);
+	snprintf(base, sizeof(base), "%s%s", x->mk.base,
+	    strncmp(wire, "openai", 6) == 0 ? "/v1" : "");
+	mw_worker(x, base, key, extra);
 }
 
 /* mw_stop - stop the worker and the mock. */

@@ -35,6 +35,13 @@ struct mw {
 void mw_start(struct mw *x, const char *wire, const char *script,
     const char *key, const char *const *extra);
 
+/*
+ * mw_worker - only the worker part of mw_start: a model worker for
+ * x->wire (set by the caller, with x zeroed and x->mk started) at base.
+ */
+void mw_worker(
+    struct mw *x, const char *base, const char *key, const char *const *extra);
+
 /* mw_stop - stop the worker and the mock. */
 void mw_stop(struct mw *x);
 

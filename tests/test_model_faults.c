@@ -772,6 +772,60 @@ jailed_worker_calls(void)
 	mw_stop(&x);
 }
 
+/*
+ * A name is resolved (libcurl's resolver thread, /etc/hosts) by a jailed
+ * worker: http://localhost:PORT works as 127.0.0.1 does.
+ */
+static void
+jailed_worker_resolves_names(void)
+{
+	struct mw x;
+	struct msg *m;
+	char base[96];
+
+	memset(&x, 0, sizeof(x));
+	x.wire = "anthropic";
+	mock_start(&x.mk, "{'responses':[{'text':'by name'}]}");
+	snprintf(base, sizeof(base), "http://localhost:%d", x.mk.port);
+	mw_worker(&x, base, NULL, NULL);
+	tw_send(&x.t, mw_call(1, REQ));
+	m = mw_wait(&x, 1, NULL, 10000);
+	CHECKF(msg_type(m) == MSG_RESULT, "%s", mw_text(m));
+	CHECK_EQ_STR(mw_text(m), "by name");
+	msg_destroy(&m);
+	mw_stop(&x);
+}
+
+/*
+ * TLS: a server whose certificate no one trusts fails as a connection
+ * failure (unreachable, retried), naming the certificate problem; the
+ * key never reaches it, since the handshake fails first.
+ */
+static void
+untrusted_certificate_fails(void)
+{
+	const char *extra[] = {"--max-retries", "1", NULL};
+	struct mw x;
+	struct mw_out out = {0};
+	struct msg *m;
+	char base[96];
+
+	memset(&x, 0, sizeof(x));
+	x.wire = "openai-chat";
+	mock_start_tls(&x.mk, "{'responses':[{'text':'never'}]}");
+	snprintf(base, sizeof(base), "%s/v1", x.mk.base);
+	mw_worker(&x, base, MW_KEY, extra);
+	tw_send(&x.t, mw_call(1, REQ));
+	m = mw_wait(&x, 1, &out, 20000);
+	CHECK_EQ_STR(mw_fail_code(m), "unreachable");
+	CHECKF(strstr(mw_text(m), "certificate") != NULL, "%s", mw_text(m));
+	CHECK_EQ_INT(out.retries, 1);
+	msg_destroy(&m);
+	mock_expect(&x.mk, 0);
+	mw_out_free(&out);
+	mw_stop(&x);
+}
+
 static const struct harness_test tests[] = {
     HT(retried_statuses),
     HT(other_statuses_fail_at_once),
@@ -791,6 +845,8 @@ static const struct harness_test tests[] = {
     HT(bad_jobs_send_nothing),
     HT(probe_says_whether_it_answers),
     HT(jailed_worker_calls),
+    HT(jailed_worker_resolves_names),
+    HT(untrusted_certificate_fails),
 };
 
 HARNESS_MAIN(tests)
