@@ -13,9 +13,13 @@
  * shorter or an empty reply ending the tries, the cut at the limit on a
  * character boundary; and several jobs at once.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "proto/buf.h"
 #include "proto/mono.h"
@@ -670,6 +674,72 @@ offline_still_compacts(void)
 	tw_stop(&t);
 }
 
+/* gone - whether process pid has ended (gone, or a zombie) within ms. */
+static bool
+gone(pid_t pid, long ms)
+{
+	uint64_t end = mono_ms() + (uint64_t)ms;
+	struct timespec tick = {0, 10 * 1000 * 1000};
+	char path[64], stat[256];
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	for (;;) {
+		FILE *fp = fopen(path, "r");
+		const char *paren;
+		bool dead = true;
+
+		if (fp != NULL) {
+			if (fgets(stat, sizeof(stat), fp) != NULL &&
+			    (paren = strrchr(stat, ')')) != NULL)
+				dead = paren[1] == ' ' && paren[2] == 'Z';
+			fclose(fp);
+		}
+		if (dead)
+			return true;
+		if (mono_ms() >= end)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+}
+
+/*
+ * The mock exits on SIGTERM, and when its parent dies (a test that
+ * crashes leaves no server behind).
+ */
+static void
+mock_ends_with_its_parent(void)
+{
+	struct mock mk;
+	int fds[2], status;
+	pid_t child, grandchild = -1;
+
+	mock_start(&mk, NULL);
+	CHECK(kill(mk.pid, SIGTERM) == 0);
+	CHECK(waitpid(mk.pid, &status, 0) == mk.pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	/* A child starts a mock, says its pid, and is killed. */
+	CHECK(pipe(fds) == 0);
+	child = fork();
+	CHECK(child >= 0);
+	if (child == 0) {
+		close(fds[0]);
+		mock_start(&mk, NULL);
+		if (write(fds[1], &mk.pid, sizeof(mk.pid)) < 0)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	close(fds[1]);
+	CHECK(read(fds[0], &grandchild, sizeof(grandchild)) ==
+	    (ssize_t)sizeof(grandchild));
+	close(fds[0]);
+	CHECK(!gone(grandchild, 0));
+	kill(child, SIGKILL);
+	CHECK(waitpid(child, NULL, 0) == child);
+	CHECKF(gone(grandchild, 5000), "the mock outlived its parent");
+}
+
 static const struct harness_test tests[] = {
     HT(anthropic_call_on_the_wire),
     HT(responses_call_on_the_wire),
@@ -683,6 +753,7 @@ static const struct harness_test tests[] = {
     HT(jobs_beyond_the_limit_are_busy),
     HT(heartbeats_during_a_long_call),
     HT(offline_still_compacts),
+    HT(mock_ends_with_its_parent),
 };
 
 HARNESS_MAIN(tests)
