@@ -270,7 +270,9 @@ cancel_interrupts_a_job(void)
 	long long start;
 	char *s;
 
-	tw_start(&t, "worker_testrole", 100, 5000, NULL, NULL);
+	/* A heartbeat of 1 s: the test sends none, and a worker that hears
+	 * nothing for 3 beats drops its job as lost. */
+	tw_start(&t, "worker_testrole", 1000, 5000, NULL, NULL);
 	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(7, "slow", NULL));
 	tw_send(&t, job(8, "echo", "x"));

@@ -397,6 +397,24 @@ no_run_is_said_twice(void)
 	buf_free(&out);
 }
 
+/* A long run without spaces after a short word is cut, not dropped. */
+static void
+long_run_after_a_word_is_cut(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in;
+	char text[700];
+
+	memcpy(text, "m1 ", 3);
+	memset(text + 3, 'x', 600);
+	text[603] = '\0';
+	in = msg_in("user", text, strlen(text));
+	summarize(&in, 1, &out);
+	CHECKF(out.len > 400 && strncmp(out.data, "user: m1 xxx", 12) == 0,
+	    "%zu bytes: %.40s", out.len, out.data);
+	buf_free(&out);
+}
+
 static const struct harness_test tests[] = {
     HT(short_message_stays_whole),
     HT(merge_joins_lines_and_tags),
@@ -407,6 +425,7 @@ static const struct harness_test tests[] = {
     HT(merge_says_things_once),
     HT(numbers_only_with_their_unit),
     HT(no_run_is_said_twice),
+    HT(long_run_after_a_word_is_cut),
 };
 
 HARNESS_MAIN(tests)

@@ -41,6 +41,7 @@
 #define OFFLINE_CLAUSE 160 /* a longer segment splits at , ; : */
 #define OFFLINE_RUN 3 /* words: a run this long is never said twice */
 #define OFFLINE_LINE_WORDS 512 /* words of a line, at most */
+#define OFFLINE_LONG_WORD 32 /* a longer word may be cut to fit */
 
 static const char offline_repl[] = "\xef\xbf\xbd";
 
@@ -454,8 +455,9 @@ offline_piece(struct offline_line *ln, const struct offline_src *src,
 
 /*
  * offline_opening - as much of clause c as fits in budget, word by word,
- * stopping before a word that would say something twice; a first word
- * too long for the budget is cut at a character boundary.
+ * stopping before a word that would say something twice; a word too long
+ * for the budget is cut at a character boundary when it is the first, or
+ * longer than OFFLINE_LONG_WORD (a run of bytes without spaces).
  */
 static void
 offline_opening(struct offline_line *ln, const struct offline_src *src,
@@ -464,7 +466,8 @@ offline_opening(struct offline_line *ln, const struct offline_src *src,
 	const struct offline_word *w;
 	const char *t = src->text.data;
 	size_t k, room, cut;
-	uint64_t h;
+	uint64_t h, runs[OFFLINE_RUN];
+	long m;
 
 	for (k = 0; k < c->n; k++) {
 		if (offline_piece(ln, src, c->first + k, 1, budget)) {
@@ -472,18 +475,24 @@ offline_opening(struct offline_line *ln, const struct offline_src *src,
 			continue;
 		}
 		w = &src->w[c->first + k];
-		if (k > 0 || ln->out->len + 2 > budget ||
-		    ln->nh >= OFFLINE_LINE_WORDS)
+		/* A word that does not fit may be cut when it is the first
+		 * or a long run of bytes without spaces (else it would block
+		 * the rest); one refused for saying something twice, never. */
+		if ((k > 0 && w->len <= OFFLINE_LONG_WORD) ||
+		    ln->out->len + 2 > budget ||
+		    ln->out->len + 1 + w->len <= budget)
 			break;
-		/* One endless word: its start, cut at a boundary. */
 		room = budget - ln->out->len - 1;
 		cut = utf8_floor(t + w->start, w->len, room);
 		h = offline_hash(t + w->start, cut);
-		if (cut == 0 || offline_said(ln, h))
+		if (cut == 0 || offline_said(ln, h) ||
+		    (m = offline_runs(ln, &h, 1, runs)) < 0)
 			break;
 		buf_addc(ln->out, ' ');
 		buf_add(ln->out, t + w->start, cut);
 		ln->h[ln->nh++] = h;
+		memcpy(ln->run + ln->nrun, runs, (size_t)m * sizeof(*runs));
+		ln->nrun += (size_t)m;
 		c->used = true;
 		break;
 	}
