@@ -621,6 +621,10 @@ missing_or_bad_key(void)
 	tw_send(&t, mw_call(1, REQ));
 	m = tw_recv(&t, MSG_FAIL, 5000);
 	CHECK_EQ_STR(mw_fail_code(m), "nokey");
+	CHECKF(strstr(mw_text(m),
+		   "anthropic needs a key at "
+		   "https://api.anthropic.com") != NULL,
+	    "%s", mw_text(m));
 	msg_destroy(&m);
 	tw_stop(&t);
 

@@ -118,11 +118,16 @@ loop_new(struct worker *w, const struct model_opts *o, struct loop **lpp)
 	return 0;
 }
 
-/* loop_name - the provider's name for messages. */
+/* loop_name - the provider's name for messages (its wire's when the
+ * worker was given no --provider). */
 static const char *
 loop_name(const struct loop *lp)
 {
-	return worker_provider(lp->w);
+	const char *name = worker_provider(lp->w);
+
+	if (strcmp(name, "offline") == 0 && lp->o.wire != NULL)
+		return lp->o.wire->name;
+	return name;
 }
 
 /* loop_find - the job numbered id, or NULL. */
