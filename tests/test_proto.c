@@ -157,6 +157,7 @@ example(int number)
 	case MSG_CHUNK:
 		msg_set_int(m, "job", 5);
 		msg_set_str(m, "text", "partial ");
+		msg_set_str(m, "part", "thinking");
 		break;
 	case MSG_RESULT:
 		msg_set_int(m, "job", 5);
@@ -165,6 +166,12 @@ example(int number)
 		msg_set_int(m, "tries", 1);
 		v = msg_set_map(m, "usage");
 		msg_val_set_int(v, "input", 1000);
+		msg_val_set_int(v, "cache_read", 24000);
+		v = msg_set_map(m, "data");
+		msg_val_set_str(v, "stop", "end");
+		w = msg_val_add_map(msg_val_set_arr(v, "content"));
+		msg_val_set_str(w, "type", "text");
+		msg_val_set_str(w, "text", "user: asks to fix src/main.c");
 		break;
 	case MSG_FAIL:
 		msg_set_int(m, "job", 5);
