@@ -397,6 +397,52 @@ move_and_delete(void)
 	json_decref(r);
 }
 
+/* A write to a path whose missing directories can never be made (a
+ * ".." past them, a name too long) is refused before any directory is
+ * made: the failed call leaves the workspace as it was (found by
+ * tests/fuzz/fuzz_apply_patch). */
+static void
+failed_writes_make_no_directories(void)
+{
+	struct tt t;
+	json_t *r;
+	char longname[300], path[400];
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "one\n");
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/a.txt\n+++ b/new./../b.txt\n@@ -1 +1 @@\n-one\n+1\n"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "new."));
+	CHECK(tt_same(t.ws, "a.txt", "one\n"));
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", "d1/d2/../../x.txt", "content", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "d1"));
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "m1/../../a.txt"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "m1"));
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	snprintf(path, sizeof(path), "l1/%s/x.txt", longname);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", path, "content", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "l1"));
+	r = tt_call(
+	    &t, "move_file", json_pack("{ssss}", "from", "a.txt", "to", path));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "l1"));
+	CHECK(tt_same(t.ws, "a.txt", "one\n"));
+}
+
 /* list_dir honours .gitignore, depth and the 300-entry cap. */
 static void
 list_dir_ignore_depth_cap(void)
@@ -792,6 +838,7 @@ static const struct harness_test tests[] = {
     HT(multi_edit_all_or_nothing),
     HT(apply_patch_applies_or_nothing),
     HT(move_and_delete),
+    HT(failed_writes_make_no_directories),
     HT(list_dir_ignore_depth_cap),
     HT(glob_matches_and_caps),
     HT(grep_finds_and_caps),

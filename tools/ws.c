@@ -172,14 +172,38 @@ ws_parent(int wsfd, const char *rel, int *dirfd, const char **base)
 	return 0;
 }
 
+/* ws_dirs_ok - 0 when every directory name above rel could be made (no
+ * "." or "..", none longer than NAME_MAX), else -EXDEV or
+ * -ENAMETOOLONG: checked before the first mkdir, so that a path which
+ * fails half-way leaves no directory behind. */
+static int
+ws_dirs_ok(const char *rel)
+{
+	const char *p = rel, *slash;
+	size_t n;
+
+	while ((slash = strchr(p, '/')) != NULL) {
+		n = (size_t)(slash - p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return -EXDEV;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		p = slash + 1;
+	}
+	return 0;
+}
+
 /* ws_mkdirs - create the missing directories above rel. */
 int
 ws_mkdirs(int wsfd, const char *rel)
 {
 	const char *p = rel, *slash;
 	char *name;
-	int fd, next, r = 0;
+	int fd, next, r;
 
+	if ((r = ws_dirs_ok(rel)) < 0)
+		return r;
 	fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -578,10 +602,14 @@ ws_txn_check(struct ws_txn *t, struct ws_op *op)
 	int r;
 
 	r = ws_parent(t->wsfd, op->rel, &op->dirfd, &op->base);
-	if (r == -ENOENT && !op->unlink)
-		op->mkdirs = 1; /* made once the whole set has been checked */
-	else if (r < 0)
+	if (r == -ENOENT && !op->unlink) {
+		/* Made once the whole set has been checked. */
+		if ((r = ws_dirs_ok(op->rel)) < 0)
+			return r;
+		op->mkdirs = 1;
+	} else if (r < 0) {
 		return r;
+	}
 	if (op->mkdirs ||
 	    fstatat(op->dirfd, op->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (!op->mkdirs && (errno != ENOENT || op->unlink))
