@@ -397,6 +397,40 @@ move_and_delete(void)
 	json_decref(r);
 }
 
+/* A hunk's "-" line number counts lines of the file as it was, whatever
+ * earlier hunks added: with its context found twice, the hunk applies
+ * at the place it names.  A line number past the end (up to LONG_MAX)
+ * is searched from the end of the file, promptly (found by
+ * tests/fuzz/fuzz_apply_patch: the search ran for 2^63 steps). */
+static void
+apply_patch_line_numbers(void)
+{
+	struct tt t;
+	json_t *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "f.txt", "a\nb\nc\nd\nX\ne\nX\nf\n");
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/f.txt\n+++ b/f.txt\n"
+		"@@ -1,1 +1,5 @@\n-a\n+a1\n+a2\n+a3\n+a4\n+a5\n"
+		"@@ -5,1 +9,1 @@\n-X\n+Y\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(tt_same(
+	    t.ws, "f.txt", "a1\na2\na3\na4\na5\nb\nc\nd\nY\ne\nX\nf\n"));
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/f.txt\n+++ b/f.txt\n"
+		"@@ -1,1 +1,3 @@\n-a1\n+A\n+B\n+C\n"
+		"@@ -9223372036854775807,1 +9223372036854775807,1 @@\n-X\n"
+		"+Z\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(tt_same(
+	    t.ws, "f.txt", "A\nB\nC\na2\na3\na4\na5\nb\nc\nd\nY\ne\nZ\nf\n"));
+}
+
 /* A write to a path whose missing directories can never be made (a
  * ".." past them, a name too long) is refused before any directory is
  * made: the failed call leaves the workspace as it was (found by
@@ -837,6 +871,7 @@ static const struct harness_test tests[] = {
     HT(edit_file_unique_or_all),
     HT(multi_edit_all_or_nothing),
     HT(apply_patch_applies_or_nothing),
+    HT_SLOW(apply_patch_line_numbers, 20),
     HT(move_and_delete),
     HT(failed_writes_make_no_directories),
     HT(list_dir_ignore_depth_cap),
