@@ -474,6 +474,23 @@ failed_writes_make_no_directories(void)
 	CHECK(!tt_ok(r));
 	json_decref(r);
 	CHECK(!tt_exists(t.ws, "l1"));
+	/* The last name counts too: ".." or too long is never made. */
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "m2/sub/.."));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "m2"));
+	snprintf(path, sizeof(path), "w3/%s", longname);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", path, "content", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "w3"));
+	r = tt_call(
+	    &t, "move_file", json_pack("{ssss}", "from", "a.txt", "to", path));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "w3"));
 	CHECK(tt_same(t.ws, "a.txt", "one\n"));
 }
 

@@ -172,26 +172,29 @@ ws_parent(int wsfd, const char *rel, int *dirfd, const char **base)
 	return 0;
 }
 
-/* ws_dirs_ok - 0 when every directory name above rel could be made (no
- * "." or "..", none longer than NAME_MAX), else -EXDEV or
- * -ENAMETOOLONG: checked before the first mkdir, so that a path which
- * fails half-way leaves no directory behind. */
+/* ws_dirs_ok - 0 when every name of rel could be made: no "." or "..",
+ * none empty or longer than NAME_MAX, the last one included; else
+ * -EXDEV, -EINVAL or -ENAMETOOLONG.  Checked before the first mkdir,
+ * so that a path which fails half-way leaves no directory behind. */
 static int
 ws_dirs_ok(const char *rel)
 {
-	const char *p = rel, *slash;
+	const char *p = rel, *end;
 	size_t n;
 
-	while ((slash = strchr(p, '/')) != NULL) {
-		n = (size_t)(slash - p);
-		if (n == 0 || (n == 1 && p[0] == '.') ||
-		    (n == 2 && p[0] == '.' && p[1] == '.'))
+	for (;;) {
+		end = strchrnul(p, '/');
+		n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			return -EINVAL;
+		if (n == 2 && p[0] == '.' && p[1] == '.')
 			return -EXDEV;
 		if (n > NAME_MAX)
 			return -ENAMETOOLONG;
-		p = slash + 1;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
 	}
-	return 0;
 }
 
 /* ws_mkdirs - create the missing directories above rel. */
