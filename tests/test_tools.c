@@ -491,6 +491,14 @@ failed_writes_make_no_directories(void)
 	CHECK(!tt_ok(r));
 	json_decref(r);
 	CHECK(!tt_exists(t.ws, "w3"));
+	/* One target the directory of another: refused, nothing made. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- /dev/null\n+++ b/d\n@@ -0,0 +1 @@\n+x\n"
+		"--- /dev/null\n+++ b/d/e\n@@ -0,0 +1 @@\n+y\n"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "d"));
 	CHECK(tt_same(t.ws, "a.txt", "one\n"));
 }
 

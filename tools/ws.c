@@ -667,6 +667,15 @@ ws_txn_temp(struct ws_op *op)
 	return r;
 }
 
+/* ws_same_or_under - b is a or a path under a. */
+static int
+ws_same_or_under(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
 /* ws_txn_commit - apply the set all or nothing. */
 int
 ws_txn_commit(struct ws_txn *t, char **failed)
@@ -688,8 +697,11 @@ ws_txn_commit(struct ws_txn *t, char **failed)
 	ws_recover_locked(t->wsfd);
 	for (i = 0; i < t->n && r == 0; i++) {
 		op = &t->ops[i];
+		/* Two operations on one path, or one inside the other (a
+		 * file x and x/y), cannot both be done. */
 		for (j = 0; j < i; j++)
-			if (strcmp(t->ops[j].rel, op->rel) == 0)
+			if (ws_same_or_under(t->ops[j].rel, op->rel) ||
+			    ws_same_or_under(op->rel, t->ops[j].rel))
 				r = -EINVAL;
 		if (r == 0)
 			r = ws_txn_check(t, op);
