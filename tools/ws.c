@@ -52,18 +52,32 @@ ws_hook(const char *step)
 		ws_commit_hook(step);
 }
 
-/* ws_norm - normalize slashes and "." components of a relative path. */
+/*
+ * ws_norm - the lexical normal form of a relative path: no "." or empty
+ * components, and "name/.." folded away, as the permission engine folds
+ * the path it checks.  The kernel then resolves the very path that was
+ * checked: through a symlink, "lnk/.." would otherwise be the parent of
+ * the link's target, not the directory holding the link.  A ".." left at
+ * the front climbs out, and openat2 refuses it.
+ */
 static char *
 ws_norm(const char *p)
 {
-	size_t n = strlen(p), i = 0, o = 0;
+	size_t n = strlen(p), i = 0, o = 0, j, k;
 	char *out = xmalloc(n + 2);
 
 	while (i < n) {
-		size_t j = i;
+		j = i;
 		while (j < n && p[j] != '/')
 			j++;
-		if (j > i && !(j - i == 1 && p[i] == '.')) {
+		if (j - i == 2 && p[i] == '.' && p[i + 1] == '.' && o > 0 &&
+		    !(o >= 2 && out[o - 1] == '.' && out[o - 2] == '.' &&
+			(o == 2 || out[o - 3] == '/'))) {
+			/* Drop the last component written. */
+			for (k = o; k > 0 && out[k - 1] != '/'; k--)
+				;
+			o = k > 0 ? k - 1 : 0;
+		} else if (j > i && !(j - i == 1 && p[i] == '.')) {
 			if (o > 0)
 				out[o++] = '/';
 			memcpy(out + o, p + i, j - i);
