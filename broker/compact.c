@@ -192,7 +192,7 @@ compact_commit(struct broker *b)
 	int rc;
 
 	b->tree_armed = 0;
-	if (b->ntnodes == 0 && b->ntbatches == 0)
+	if (b->broken || (b->ntnodes == 0 && b->ntbatches == 0))
 		return;
 	v = xcalloc(b->ntnodes ? b->ntnodes : 1, sizeof(*v));
 	for (k = 0; k < b->ntnodes; k++) {
@@ -206,13 +206,14 @@ compact_commit(struct broker *b)
 	    b->store, v, b->ntnodes, b->tbatches, b->ntbatches);
 	free(v);
 	if (rc != 0) {
-		log_warnx("%zu nodes and %zu batch records not committed "
-			  "(%s): %s; trying again",
+		/* A refused commit leaves LMDB poisoned or full: trying
+		 * again forever would only hold the nodes in memory.  They
+		 * are built again after the restart (D8). */
+		broker_fail(b,
+		    "the tree refused a commit of %zu nodes and %zu batch "
+		    "records (%s): %s",
 		    b->ntnodes, b->ntbatches, err_str(rc),
 		    store_errmsg(b->store));
-		b->tree_armed = 1;
-		(void)timer_add(
-		    &b->timers, timer_now() + 1000, BROKER_T_TREE, 0);
 		return;
 	}
 	b->tree_commits++;

@@ -11,11 +11,13 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/utf8.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
 
 #include "cmd.h"
 #include "daemon.h"
+#include "helper.h"
 #include "json_out.h"
 #include "render.h"
 
@@ -70,11 +72,14 @@ cmd_catch_signals(void)
 static int
 cmd_unreachable(const struct shiro *s, const char *why)
 {
+	char *shirod = s->self_dir != NULL ? helper_path(s, "shirod") : NULL;
+
 	fprintf(stderr,
 	    "shiro: no shirod answers on %s: %s.\n"
 	    "Start one with 'shiro' (it starts shirod when none runs) or "
-	    "'shirod'; its log is %s/shirod.log.\n",
-	    s->endpoint, why, s->home);
+	    "'%s'; its log is %s/shirod.log.\n",
+	    s->endpoint, why, shirod != NULL ? shirod : "shirod", s->home);
+	free(shirod);
 	return SHIRO_EXIT_UNREACHABLE;
 }
 
@@ -134,12 +139,13 @@ cmd_key(void)
 
 /* cmd_read_stdin - all of stdin (see cmd.h). */
 char *
-cmd_read_stdin(void)
+cmd_read_stdin(size_t *lenp)
 {
 	struct buf b = BUF_INIT;
 	char chunk[65536];
 	ssize_t r;
 
+	*lenp = 0;
 	for (;;) {
 		r = read(STDIN_FILENO, chunk, sizeof(chunk));
 		if (r == 0)
@@ -177,7 +183,73 @@ cmd_read_stdin(void)
 	}
 	if (b.data == NULL)
 		return xstrdup("");
-	return buf_steal(&b, NULL);
+	return buf_steal(&b, lenp);
+}
+
+/* cmd_blank - whether text holds nothing but white space. */
+int
+cmd_blank(const char *text, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < len; k++)
+		if (text[k] != ' ' && text[k] != '\t' && text[k] != '\n' &&
+		    text[k] != '\r')
+			return 0;
+	return 1;
+}
+
+/* cmd_text_problem - cmd_check_text without the hint. */
+static int
+cmd_text_problem(
+    const char *who, const char *what, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	size_t k;
+
+	if (nul != NULL) {
+		fprintf(stderr,
+		    "shiro %s: %s holds a NUL byte (at byte %zu); a message "
+		    "is text, so nothing was sent.\n",
+		    who, what, (size_t)(nul - text));
+		return SHIRO_EXIT_USAGE;
+	}
+	if (!utf8_valid(text, len)) {
+		for (k = 0; k < len; k = utf8_next(text, len, k))
+			if (utf8_char_len(text + k, len - k) == 0)
+				break;
+		fprintf(stderr,
+		    "shiro %s: %s is not UTF-8 (byte %zu is 0x%02x); nothing "
+		    "was sent.  Convert it first, e.g. with iconv -t "
+		    "UTF-8.\n",
+		    who, what, k, k < len ? (unsigned char)text[k] : 0);
+		return SHIRO_EXIT_USAGE;
+	}
+	if (cmd_blank(text, len)) {
+		fprintf(stderr,
+		    "shiro %s: the message is empty%s; nothing was sent.\n",
+		    who, len > 0 ? " (only white space)" : "");
+		return SHIRO_EXIT_USAGE;
+	}
+	if (len > MSG_MAX_TEXT) {
+		fprintf(stderr,
+		    "shiro %s: the text is over %u bytes, the most one "
+		    "message holds; split it.\n",
+		    who, MSG_MAX_TEXT);
+		return SHIRO_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* cmd_check_text - whether text may be sent as a message (see cmd.h). */
+int
+cmd_check_text(const char *who, const char *what, const char *text, size_t len)
+{
+	int rc = cmd_text_problem(who, what, text, len);
+
+	if (rc != 0)
+		fprintf(stderr, "Run 'shiro %s --help' for the usage.\n", who);
+	return rc;
 }
 
 /* cmd_error_exit - the exit code for an ERROR answer's code. */
@@ -205,8 +277,10 @@ cmd_print_error(const struct shiro *s, const struct msg *m)
 		printf("%s\n", b.data);
 		fflush(stdout);
 	}
-	fprintf(
-	    stderr, "shiro: shirod refused the request (%s): %s\n", code, text);
+	buf_reset(&b);
+	buf_printf(
+	    &b, "shiro: shirod refused the request (%s): %s\n", code, text);
+	render_puts(stderr, b.data);
 	buf_free(&b);
 	return cmd_error_exit(code);
 }
@@ -235,12 +309,13 @@ cmd_cwd(void)
 	return xstrdup(cwd);
 }
 
-/* cmd_new_send - a SEND of text as kind; turn says whether to reply. */
+/* cmd_new_send - a SEND of text as kind; turn says whether to reply;
+ * key is the idempotency key (NULL: a fresh one). */
 static struct msg *
-cmd_new_send(const char *kind, const char *text, int turn)
+cmd_new_send(const char *kind, const char *text, int turn, const char *key)
 {
 	struct msg *m;
-	char *cwd, *key;
+	char *cwd, *fresh = NULL;
 
 	m = msg_new(MSG_SEND);
 	msg_set_str(m, "text", text);
@@ -248,11 +323,12 @@ cmd_new_send(const char *kind, const char *text, int turn)
 	cwd = cmd_cwd();
 	if (cwd != NULL && strlen(cwd) <= 4096)
 		msg_set_str(m, "cwd", cwd);
-	key = cmd_key();
+	if (key == NULL)
+		key = fresh = cmd_key();
 	msg_set_str(m, "key", key);
 	msg_set_bool(m, "turn", turn);
 	free(cwd);
-	free(key);
+	free(fresh);
 	return m;
 }
 
@@ -315,12 +391,17 @@ out:
 	return rc;
 }
 
-/* cmd_flush - write b to stdout; the exit code. */
+/* cmd_flush - write b to stdout, escaped (render_escape); the exit
+ * code. */
 static int
 cmd_flush(struct buf *b)
 {
-	if (b->len > 0)
-		fwrite(b->data, 1, b->len, stdout);
+	struct buf safe = BUF_INIT;
+
+	render_escape(&safe, b->data != NULL ? b->data : "", b->len);
+	if (safe.len > 0)
+		fwrite(safe.data, 1, safe.len, stdout);
+	buf_free(&safe);
 	return fflush(stdout) == 0 && !ferror(stdout) ? SHIRO_EXIT_OK
 						      : SHIRO_EXIT_FAIL;
 }
@@ -331,7 +412,6 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 {
 	struct msg *req = NULL, *ans = NULL;
 	struct buf b = BUF_INIT;
-	struct json_out j;
 	uint64_t id = 0;
 	int rc;
 
@@ -342,7 +422,7 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 		    MSG_MAX_TEXT);
 		return SHIRO_EXIT_USAGE;
 	}
-	req = cmd_new_send(kind, text, 0);
+	req = cmd_new_send(kind, text, 0, NULL);
 	rc = cmd_ask(s, 1, &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;
@@ -356,8 +436,8 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 		goto out;
 	}
 	if (s->json) {
-		json_out_init(&j, &b);
-		json_out_val(&j, msg_body(ans));
+		/* The ACK as -p --json shows it: {"ev":"ack","rid":..}. */
+		render_event_json(&b, ans);
 		buf_addc(&b, '\n');
 	} else {
 		buf_printf(&b, "%llu\n", (unsigned long long)id);
@@ -386,7 +466,12 @@ cmd_query(const struct shiro *s, const struct cmd_query *q)
 	}
 	if (q->type == MSG_LOG && q->has_tail)
 		msg_set_int(req, "tail", (int64_t)q->tail);
-	rc = cmd_ask(s, 0, &req, &ans);
+	/* The commands that read the chat start a daemon as send does, so
+	 * they answer the same whether or not one ran; status and stop are
+	 * about the daemon itself and never start one. */
+	rc = cmd_ask(s,
+	    q->type == MSG_MEMORY || q->type == MSG_ZOOM || q->type == MSG_LOG,
+	    &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;
 	if (msg_type(ans) == MSG_REPLY)
@@ -464,7 +549,7 @@ cmd_turn_take(struct cmd_turn *t, const struct msg *m)
 		buf_free(&b);
 	} else if (type == MSG_EVENT && strcmp(name, "turn") == 0 &&
 	    text != NULL && !end) {
-		fputs(text, stdout);
+		render_puts(stdout, text);
 		t->printed = 1;
 		t->printed_nl =
 		    text[0] != '\0' && text[strlen(text) - 1] == '\n';
@@ -485,21 +570,25 @@ cmd_turn_take(struct cmd_turn *t, const struct msg *m)
 static void
 cmd_turn_failed(const struct cmd_turn *t, const char *code, const char *text)
 {
+	struct buf b = BUF_INIT;
+
 	if (t->printed && !t->printed_nl)
 		fputc('\n', stdout);
 	fflush(stdout);
 	if (t->exit_code == SHIRO_EXIT_NO_MODEL && text == NULL)
-		fprintf(stderr,
+		buf_printf(&b,
 		    "shiro: no model is configured for turns, so nothing "
 		    "answers; the message was logged and is summarized. "
 		    "Set turns.provider in %s/config.json.\n",
 		    t->home);
 	else if (t->exit_code == SHIRO_EXIT_NO_MODEL)
-		fprintf(stderr, "shiro: %s\n", text);
+		buf_printf(&b, "shiro: %s\n", text);
 	else
-		fprintf(stderr, "shiro: the turn failed (%s)%s%s\n",
+		buf_printf(&b, "shiro: the turn failed (%s)%s%s\n",
 		    code != NULL ? code : "error", text != NULL ? ": " : "",
 		    text != NULL ? text : "");
+	render_puts(stderr, b.data);
+	buf_free(&b);
 }
 
 /* cmd_turn - run one turn on c (see cmd.h). */
@@ -516,7 +605,13 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 	t->acked = t->done = t->printed = t->printed_nl = t->echoed = 0;
 	t->text = text;
 	t->exit_code = SHIRO_EXIT_OK;
-	req = cmd_new_send("user", text, 1);
+	if (t->key[0] == '\0') {
+		char *key = cmd_key();
+
+		snprintf(t->key, sizeof(t->key), "%s", key);
+		free(key);
+	}
+	req = cmd_new_send("user", text, 1, t->key);
 	rc = conn_request(c, req, CMD_REQUEST_MS, &cmd_stop, &ans);
 	if (rc < 0) {
 		rc = cmd_lost_turn(t, rc);

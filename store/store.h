@@ -81,8 +81,17 @@ struct store_opts {
 	int verify_all;
 	/* Open without taking the lock and without writing anything (fsck
 	 * of a live chat, export).  Appends and puts return
-	 * -SHIRO_ERR_PERM.  A torn tail is reported, not repaired. */
+	 * -SHIRO_ERR_PERM.  A torn tail is reported, not repaired.
+	 * view.json is read first of all, before the index and the log, and
+	 * store_view_load gives what it held then: a running shirod writes
+	 * it only after the messages it covers are on disk, so it never
+	 * covers more than the log this open reads. */
 	int read_only;
+	/* With read_only: take the lock when it is free and hold it until
+	 * store_close, so that no shirod starts on the chat while it is
+	 * read (one that tries exits as when another owns it); when a
+	 * running shirod holds it, read beside it (store_owner). */
+	int lock_if_free;
 };
 
 /* Why store_open failed, for the person who reads it. */
@@ -120,6 +129,13 @@ const char *store_errmsg(const struct store *s);
  * it is; a writable open cuts it), else 0. */
 int store_torn(const struct store *s);
 
+/*
+ * store_owner - the pid of the process that held the chat lock when a
+ * read-only open with lock_if_free found it taken (a running shirod,
+ * still writing the chat), else 0.
+ */
+pid_t store_owner(const struct store *s);
+
 /* store_home - the home directory s was opened with; borrowed. */
 const char *store_home(const struct store *s);
 
@@ -155,13 +171,25 @@ struct store_msg_in {
 int store_append(struct store *s, const struct store_msg_in *m, uint64_t *idp);
 
 /*
- * store_append_batch - group commit: log n messages in order with one
- * fsync; ids[k] gets message k's id.  All or none are acknowledged (a
- * crash may keep a prefix, which the keys let a retry complete).  Same
- * errors as store_append.
+ * store_append_batch - group commit: log n messages in order, with one
+ * write and one fsync per day file they go to; ids[k] gets message k's
+ * id.  *durablep (if not NULL) gets how many messages, from the first,
+ * are durable when it returns: n on success; on an error, those of the
+ * day files whose fsync returned before the failure (and any already
+ * logged under their key), whose ids[] are valid and which the store
+ * counts; none of the others is.  A crash may keep a prefix of the
+ * others, which the keys let a retry complete.  Same errors as
+ * store_append.
  */
-int store_append_batch(
-    struct store *s, const struct store_msg_in *m, size_t n, uint64_t *ids);
+int store_append_batch(struct store *s, const struct store_msg_in *m, size_t n,
+    uint64_t *ids, size_t *durablep);
+
+/*
+ * store_poisoned - whether an earlier failure (a failed fsync, a partial
+ * write that could not be cut) makes the store refuse every append
+ * until it is closed and reopened.
+ */
+int store_poisoned(const struct store *s);
 
 /*
  * store_append_long - log any text: a tool's output is clipped to head
@@ -171,7 +199,9 @@ int store_append_batch(
  * 0 carries the key and part k > 0 carries "key/k"; a key already logged
  * makes the whole call a retry that writes nothing, even when the text
  * now has another length (*firstp and *countp then tell what was logged
- * with it).  Same errors as store_append.
+ * with it).  Same errors as store_append; on an error *countp is the
+ * number of parts from *firstp on that are durable all the same (as
+ * store_append_batch's *durablep), 0 when none is.
  */
 int store_append_long(struct store *s, const struct store_msg_in *m,
     uint64_t *firstp, size_t *countp);
@@ -428,9 +458,10 @@ struct store_line {
 int store_view_save(struct store *s, const struct store_line *lines, size_t n);
 
 /*
- * store_view_load - read chat/view.json.  *linesp is the caller's
- * (free()).  Returns -SHIRO_ERR_NOENT when there is none,
- * -SHIRO_ERR_CORRUPT when it does not decode.
+ * store_view_load - read chat/view.json (for a read-only store, as it was
+ * when the store was opened).  *linesp is the caller's (free()).  Returns
+ * -SHIRO_ERR_NOENT when there is none, -SHIRO_ERR_CORRUPT when it does
+ * not decode.
  */
 int store_view_load(struct store *s, struct store_line **linesp, size_t *np);
 

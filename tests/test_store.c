@@ -176,7 +176,7 @@ a_logged_key_is_not_appended_again(void)
 	CHECK_EQ_INT(id, 0);
 	CHECK_EQ_INT(store_append(s, &m, &id), 0);
 	CHECK_EQ_INT(id, 0);
-	CHECK_EQ_INT(store_append_batch(s, b, 3, ids), 0);
+	CHECK_EQ_INT(store_append_batch(s, b, 3, ids, NULL), 0);
 	CHECK_EQ_INT(ids[0], 1);
 	CHECK_EQ_INT(ids[1], 0);
 	CHECK_EQ_INT(ids[2], 1);
@@ -337,7 +337,7 @@ damage_refuses_to_open_naming_file_and_line(void)
 	{
 		char *f = xasprintf("%s/chat/main/2026-11-29.jsonl", sub);
 		int fd = open(f, O_WRONLY);
-		struct store_opts o = {0, 1, 0};
+		struct store_opts o = {0, 1, 0, 0};
 
 		CHECK(pwrite(fd, "X", 1, 5) == 1);
 		close(fd);
@@ -715,7 +715,7 @@ merge_records_keep_any_order_exactly(void)
 	s = open_home(home);
 	for (k = 0; k < 64; k++)
 		m[k] = (struct store_msg_in){STORE_KIND_USER, "m", 1, NULL, 0};
-	CHECK_EQ_INT(store_append_batch(s, m, 64, ids), 0);
+	CHECK_EQ_INT(store_append_batch(s, m, 64, ids, NULL), 0);
 	for (l = 0; l <= 6; l++)
 		for (i = 0; i < (64u >> l); i++) {
 			nodes[n++] = (struct store_node_in){l, i, "t", 1, 1, 0};
@@ -1038,7 +1038,7 @@ static void
 a_full_map_grows_and_the_write_succeeds(void)
 {
 	const char *home = harness_tmpdir();
-	struct store_opts o = {64 * 1024, 0, 0};
+	struct store_opts o = {64 * 1024, 0, 0, 0};
 	struct store_node_in *v;
 	struct store *s;
 	char text[STORE_NODE_MAX];
@@ -1103,7 +1103,7 @@ a_newer_schema_is_refused(void)
 static pid_t
 holder(const char *home, int fd, int reading)
 {
-	struct store_opts o = {0, 0, 1};
+	struct store_opts o = {0, 0, 1, 0};
 	struct store_node_cursor *c;
 	struct store *s;
 	pid_t pid = fork();
