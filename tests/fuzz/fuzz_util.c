@@ -340,7 +340,8 @@ fuzz_check_changes(struct fuzz_call *c)
 			if (fuzz_ent_same(e, o))
 				continue;
 			if (S_ISDIR(e->mode) && o != NULL && S_ISDIR(o->mode) &&
-			    e->ino == o->ino && !fuzz_guarded(e->path + 3, e->mode))
+			    e->ino == o->ino &&
+			    !fuzz_guarded(e->path + 3, e->mode))
 				continue;
 			if (!changed)
 				snprintf(
