@@ -371,8 +371,8 @@ catalogue_is_complete(void)
 		CHECKF(m != NULL, "type %s has no example in test_proto.c",
 		    tdefs[k].name);
 		msg_destroy(&m);
-		snprintf(
-		    path, sizeof(path), "tests/fuzz/corpus/%s", tdefs[k].name);
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/msg/%s",
+		    tdefs[k].name);
 		CHECKF(stat(path, &st) == 0, "no fuzz seed %s", path);
 		CHECK_EQ_STR(msg_type_name((enum msg_type)tdefs[k].number),
 		    tdefs[k].name);
@@ -1231,8 +1231,8 @@ fuzz_seeds_decode(void)
 	for (k = 0; k < NTDEFS; k++) {
 		struct msg *m;
 
-		snprintf(
-		    path, sizeof(path), "tests/fuzz/corpus/%s", tdefs[k].name);
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/msg/%s",
+		    tdefs[k].name);
 		if (getenv("SHIRO_WRITE_SEEDS") != NULL) {
 			unsigned char *body;
 
