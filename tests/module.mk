@@ -22,7 +22,16 @@ export SHIRO_PLAN = $(BUILD)/shiro-plan
 # tests/fuzz/replay.c as build/tests/fuzz_NAME, a test that feeds it its
 # seeds once; make fuzz builds them again with clang and libFuzzer in
 # build/fuzz and runs each for FUZZ_TIME seconds (docs/protocol.md).
-FUZZ_TARGETS := msg log_line view config tool_args apply_patch shwords
+FUZZ_TARGETS := msg log_line view config tool_args apply_patch shwords \
+	sse anthropic responses chat
+# The model worker's stream parsers are in no library (workers/module.mk
+# is read after this file, so its lists cannot be used here).
+FUZZ_MODEL_OBJS := $(addprefix $(BUILD)/workers/model/,sse.o mjson.o \
+	wire.o anthropic.o responses.o chat.o reply.o request.o)
+FUZZ_OBJS_sse := $(BUILD)/workers/model/sse.o
+FUZZ_OBJS_anthropic := $(FUZZ_MODEL_OBJS)
+FUZZ_OBJS_responses := $(FUZZ_MODEL_OBJS)
+FUZZ_OBJS_chat := $(FUZZ_MODEL_OBJS)
 FUZZ_TIME ?= 60
 FUZZ_MAX_LEN ?= 65536
 

@@ -75,36 +75,3 @@ $(BUILD)/tests/bench_model: $(BUILD)/tests/bench_model.o $(MODEL_TEST_UTIL) \
     $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shiro-model-worker
 	$(link)
 
-# make fuzz-model: the SSE parser and each wire's event decoder under
-# libFuzzer (clang), FUZZ_MODEL_TIME seconds each, from the seeds in
-# tests/fuzz/model/<target>/ (real streams of the mock provider).  New
-# inputs go to $(BUILD)/fuzz/model-<target>; crashes to $(BUILD)/fuzz/.
-FUZZ_MODEL_TIME ?= 30
-FUZZ_MODEL_TARGETS := sse anthropic responses chat
-FUZZ_CC = clang -std=c11 -D_GNU_SOURCE -I. -g -O1 \
-	-fsanitize=fuzzer,address,undefined
-FUZZ_MODEL_UTIL := proto/buf.c proto/xmalloc.c proto/log.c proto/err.c \
-	proto/utf8.c
-FUZZ_MODEL_WIRE := workers/model/sse.c workers/model/mjson.c \
-	workers/model/wire.c workers/model/anthropic.c \
-	workers/model/responses.c workers/model/chat.c workers/model/reply.c \
-	proto/msg.c $(FUZZ_MODEL_UTIL)
-FUZZ_MODEL_HDRS := $(wildcard workers/model/*.h) proto/msg.h proto/catalog.def
-$(BUILD)/fuzz/fuzz_sse: tests/fuzz/fuzz_sse.c workers/model/sse.c \
-    $(FUZZ_MODEL_UTIL) $(FUZZ_MODEL_HDRS)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -o $@ $(filter %.c,$^)
-$(BUILD)/fuzz/fuzz_anthropic $(BUILD)/fuzz/fuzz_responses \
-    $(BUILD)/fuzz/fuzz_chat: $(BUILD)/fuzz/fuzz_%: tests/fuzz/fuzz_wire.c \
-    $(FUZZ_MODEL_WIRE) $(FUZZ_MODEL_HDRS)
-	@mkdir -p $(dir $@)
-	$(FUZZ_CC) -DFUZZ_WIRE=model_wire_$* -o $@ $(filter %.c,$^) \
-		-ljansson -lzmq -lmsgpackc
-fuzz-model: $(addprefix $(BUILD)/fuzz/fuzz_,$(FUZZ_MODEL_TARGETS))
-	@for t in $(FUZZ_MODEL_TARGETS); do \
-		mkdir -p $(BUILD)/fuzz/model-$$t; \
-		(cd $(BUILD)/fuzz && ./fuzz_$$t -max_total_time=$(FUZZ_MODEL_TIME) \
-			-max_len=65536 -rss_limit_mb=2048 -print_final_stats=1 \
-			model-$$t $(CURDIR)/tests/fuzz/model/$$t) || exit 1; \
-	done
-.PHONY: fuzz-model
