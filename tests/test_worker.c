@@ -342,28 +342,78 @@ proc_status_has(pid_t pid, const char *line)
 	return found;
 }
 
+/* same_ident - whether a and b are the same ZeroMQ identity. */
+static bool
+same_ident(const struct msg_ident *a, const struct msg_ident *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
 /*
- * The model worker is in its jail once READY arrives (seccomp filter,
- * no_new_privs), and from there it still reconnects and still works.
+ * The model worker is locked down once READY arrives (seccomp filter,
+ * no_new_privs, no capability), and keeps its one connection: a broker
+ * silent for longer than 3 heartbeats gets neither a new connection nor
+ * a second READY, and is still served on the old one.  A broker that
+ * closes its socket and binds a new one is never reached again (the
+ * worker can make no Unix socket), and the worker, whose ZeroMQ keeps
+ * failing to make one, neither aborts nor hangs: it gives up after
+ * --give-up-ms.
  */
 static void
-model_worker_jailed_and_reconnects(void)
+model_worker_keeps_its_connection(void)
 {
+	struct zsock_poll it = {NULL, -1, ZSOCK_IN, 0};
 	struct tw t = {0};
+	struct msg_ident first, from;
+	struct msg *m;
+	long long end;
+	int beats = 0, st = -1;
 	char *text;
 
-#if defined(__SANITIZE_ADDRESS__)
-	harness_skip("sanitizer builds run the model worker without its jail");
-#endif
-	tw_start(&t, "../shiro-model-worker", 100, 5000, NULL);
+	tw_start(&t, "../shiro-model-worker", 100, 2000, NULL);
 	drop(tw_recv(&t, MSG_READY, 5000));
+	first = t.id;
 	CHECK(proc_status_has(t.pid, "Seccomp:\t2"));
 	CHECK(proc_status_has(t.pid, "NoNewPrivs:\t1"));
-	drop(tw_recv(&t, MSG_READY, 3000)); /* after 3 silent heartbeats */
+	CHECK(proc_status_has(t.pid, "CapEff:\t0000000000000000"));
+	if (geteuid() == 0)
+		CHECK(proc_status_has(t.pid, "CapBnd:\t0000000000000000"));
+	/* 6 heartbeats of silence: heartbeats on the first connection. */
+	it.sock = t.router;
+	end = zsock_now_ms() + 600;
+	while (zsock_now_ms() < end) {
+		if (zsock_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
+			continue;
+		while (msg_recv(t.router, &m, &from) == 0) {
+			CHECKF(msg_type(m) == MSG_HEARTBEAT,
+			    "%s during the silence",
+			    msg_type_name(msg_type(m)));
+			CHECK(same_ident(&from, &first));
+			beats++;
+			msg_destroy(&m);
+		}
+	}
+	CHECK(beats >= 3);
 	tw_send(&t, compact(1, 0, "user", "still here", NULL));
 	text = answer(&t, MSG_RESULT, 1, "text");
 	CHECK_EQ_STR(text, "user: still here");
+	CHECK(same_ident(&t.id, &first));
 	free(text);
+	/* A new socket on the same path: nothing ever reaches it. */
+	zsock_close(&t.router);
+	CHECK(zsock_router(t.endpoint, NULL, &t.router) == 0);
+	it.sock = t.router;
+	end = zsock_now_ms() + 10000;
+	while (zsock_now_ms() < end && st < 0) {
+		if (zsock_poll(&it, 1, 50) > 0 &&
+		    msg_recv(t.router, &m, &from) == 0) {
+			msg_destroy(&m);
+			harness_fail(__FILE__, __LINE__,
+			    "the locked-down worker reconnected");
+		}
+		st = tw_exit(&t, 1);
+	}
+	CHECK_EQ_INT(st, WORKER_EXIT_GONE);
 	tw_stop(&t);
 }
 
@@ -534,7 +584,7 @@ signals_and_usage(void)
 
 static const struct harness_test tests[] = {
     HT(model_worker_compacts),
-    HT(model_worker_jailed_and_reconnects),
+    HT(model_worker_keeps_its_connection),
     HT(heartbeats_flow),
     HT(silent_broker_reconnect_then_give_up),
     HT(malformed_input_exits),

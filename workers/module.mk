@@ -19,9 +19,9 @@ OBJS += $(BUILD)/tests/test_worker_offline.o $(BUILD)/tests/test_worker.o \
 $(BUILD)/tests/test_worker_offline: $(BUILD)/tests/test_worker_offline.o \
     $(BUILD)/workers/model/offline.o $(HARNESS_OBJ) $(UTIL_LIB)
 	$(link)
-$(BUILD)/tests/worker_testrole: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/worker_testrole: LDLIBS += $(LIBS_ZMQ) $(LIBS_SECCOMP)
 $(BUILD)/tests/worker_testrole: $(BUILD)/tests/worker_testrole.o \
-    $(WORKER_LIB) $(PROTO_LIB) $(UTIL_LIB)
+    $(WORKER_LIB) $(SANDBOX_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 $(BUILD)/tests/test_worker: LDLIBS += $(LIBS_ZMQ)
 $(BUILD)/tests/test_worker: $(BUILD)/tests/test_worker.o $(HARNESS_OBJ) \

@@ -138,30 +138,15 @@ model_setup(struct worker *w)
 	return 0;
 }
 
-/*
- * model_lockdown - the model role's jail: network sockets (to reach the
- * providers) but no execve and no file writes (sandbox.h).
- */
-static int
-model_lockdown(struct worker *w)
-{
-	(void)w;
-#if defined(__SANITIZE_ADDRESS__)
-	/* ASan's leak check stops the world with ptrace, which the filter
-	 * refuses: sanitizer builds (tests only) run without the jail. */
-	log_info("sanitizer build: the model worker runs without its jail");
-	return 0;
-#else
-	return sandbox_lockdown(SANDBOX_ROLE_MODEL, NULL);
-#endif
-}
-
 static const struct worker_role model_role = {
     .role = "model",
     .provider = "offline",
     .jobs = 1,
     .setup = model_setup,
-    .lockdown = model_lockdown,
+    /* Network sockets to reach the providers; its libraries, CA
+     * certificates and resolver files read-only; no execve, no file
+     * writes, no Unix socket (sandbox.h). */
+    .sandbox = SANDBOX_ROLE_MODEL,
     .service = model_service,
 };
 
@@ -169,5 +154,5 @@ static const struct worker_role model_role = {
 int
 main(int argc, char **argv)
 {
-	return worker_main(argc, argv, &model_role);
+	worker_main(argc, argv, &model_role);
 }
