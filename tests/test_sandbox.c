@@ -488,6 +488,8 @@ fs_child(void *arg)
 	close(fd);
 	CHECK(fchmod(2, 0777) < 0 && errno == EPERM);
 	CHECK(fchmod(0, 0777) < 0 && errno == EPERM);
+	/* No capability overrides a file's permissions, even as root. */
+	CHECK(!opens(jt_path(c->ws, "locked"), O_RDONLY) && errno == EACCES);
 	fd = open(jt_path(c->ws, ".ssh/id_rsa"), O_RDONLY | O_CLOEXEC);
 	n = fd >= 0 ? read(fd, buf, sizeof(buf)) : -1;
 	CHECKF(n <= 0, "read the key in the workspace: %zd", n);
@@ -536,6 +538,8 @@ fs_role_confined(void)
 	jt_write(jt_path(c.ws, ".ssh/id_rsa"), "PRIVATE KEY\n");
 	jt_write(jt_path(c.outside, "victim"), "v\n");
 	jt_write(jt_path(c.shome, "chat"), "chat\n");
+	jt_write(jt_path(c.ws, "locked"), "mode 0\n");
+	CHECK(chmod(jt_path(c.ws, "locked"), 0) == 0);
 	CHECK(chmod(jt_path(c.outside, "victim"), 0600) == 0);
 	CHECK(stat(jt_path(c.outside, "victim"), &before) == 0);
 	child_run(fs_child, &c);
@@ -627,6 +631,7 @@ tool_child(void *arg)
 	CHECK(!opens(jt_path(c->home, ".bashrc"), O_WRONLY | O_APPEND) &&
 	    errno == EROFS);
 	CHECK(opens(jt_path(c->ws, "b.txt"), O_WRONLY | O_CREAT));
+	CHECK(!opens(jt_path(c->ws, "locked"), O_RDONLY) && errno == EACCES);
 	CHECK(!opens("/proc/sys/kernel/core_pattern", O_WRONLY));
 	CHECK(!opens("/proc/sysrq-trigger", O_WRONLY));
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)getppid());
@@ -734,6 +739,8 @@ tool_role_confined(void)
 	jt_write(jt_path(c.shome, "chat/main/x.jsonl"), "CHAT\n");
 	jt_write(jt_path(c.home, ".ssh/id_rsa"), "PRIVATE KEY\n");
 	jt_write(jt_path(c.home, ".bashrc"), "# mine\n");
+	jt_write(jt_path(c.ws, "locked"), "mode 0\n");
+	CHECK(chmod(jt_path(c.ws, "locked"), 0) == 0);
 	c.sock = tp(c.shome, "run/workers.sock");
 	snprintf(c.endpoint, sizeof(c.endpoint), "ipc://%s", c.sock);
 	c.probe = jt_probe(c.ws);
