@@ -398,8 +398,18 @@ static const struct filter_allow filter_allow[] = {
     A("futex", FR_BOTH,
 	"its threads (ZeroMQ's I/O thread, libcurl's resolver) wait on each "
 	"other"),
-    A("set_robust_list", FR_MODEL, "libc registers each new thread"),
-    A("rseq", FR_MODEL, "see set_robust_list"),
+    A("set_robust_list", FR_BOTH,
+	"libc registers each new thread, in the thread, when it first runs "
+	"(which may be after the lockdown)"),
+    A("rseq", FR_BOTH, "see set_robust_list"),
+    A("sched_getscheduler", FR_BOTH,
+	"ZeroMQ's threads read their scheduling when they first run, which "
+	"may be after the lockdown, and abort if they cannot"),
+    A("sched_getparam", FR_BOTH, "see sched_getscheduler"),
+    AM("sched_setscheduler", FR_BOTH, 1, 0xffffffffull, SCHED_OTHER,
+	"sched_setscheduler(SCHED_OTHER)",
+	"ZeroMQ's threads set back the policy they read (the ordinary one); "
+	"no other policy"),
     AM("clone", FR_MODEL, 0, FILTER_NS | CLONE_THREAD, CLONE_THREAD,
 	"clone(CLONE_THREAD, no namespace flag)",
 	"threads only, no new process: libcurl resolves names in a thread "

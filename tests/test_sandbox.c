@@ -346,6 +346,53 @@ struct model_case {
 	pthread_t thread;
 };
 
+/* What the fs role's child is given. */
+struct fs_case {
+	const char *ws, *outside, *shome;
+	int go[3]; /* the thread's pipe, and its result */
+	pthread_t thread;
+};
+
+/* sched_first_run - what a ZeroMQ thread does when it first runs, which
+ * may be after the lockdown: read its scheduling and set it back (it
+ * aborts if either fails).  0 when both work. */
+static int
+sched_first_run(void)
+{
+	struct sched_param param;
+	int policy;
+
+	if (pthread_getschedparam(pthread_self(), &policy, &param) != 0)
+		return -1;
+	return pthread_setschedparam(pthread_self(), policy, &param);
+}
+
+/* fs_thread - a thread of the fs role that first runs after the
+ * lockdown. */
+static void *
+fs_thread(void *arg)
+{
+	int *pipefd = arg, *res = arg;
+	char c;
+
+	if (read(pipefd[0], &c, 1) != 1)
+		return NULL;
+	res[2] = sched_first_run();
+	return NULL;
+}
+
+/* fs_between - the fs role's thread, made before the lockdown. */
+static void
+fs_between(struct sandbox *sb, void *arg)
+{
+	struct fs_case *c = arg;
+
+	(void)sb;
+	CHECK(pipe(c->go) == 0);
+	c->go[2] = -1;
+	CHECK(pthread_create(&c->thread, NULL, fs_thread, c->go) == 0);
+}
+
 /* model_thread - started after the confinement, before the lockdown:
  * bound by both. */
 static void *
@@ -364,6 +411,8 @@ model_thread(void *arg)
 	if (syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) == 0 ||
 	    errno != EPERM)
 		bad |= 4;
+	if (sched_first_run() != 0)
+		bad |= 8;
 	c->thread_result = bad;
 	return NULL;
 }
@@ -458,11 +507,6 @@ model_role_confined(void)
 	close(tfd);
 }
 
-/* What the fs role's child is given. */
-struct fs_case {
-	const char *ws, *outside, *shome;
-};
-
 /* fs_child - the fs role, confined, from the inside. */
 static void
 fs_child(void *arg)
@@ -481,7 +525,10 @@ fs_child(void *arg)
 	/* The workspace is the home directory, with a secret in it. */
 	setenv("HOME", c->ws, 1);
 	setenv("SHIRO_HOME", c->shome, 1);
-	confine(SANDBOX_ROLE_FS, c->ws, NULL, NULL, NULL);
+	confine(SANDBOX_ROLE_FS, c->ws, NULL, fs_between, c);
+	CHECK(write(c->go[1], "g", 1) == 1);
+	CHECK(pthread_join(c->thread, NULL) == 0);
+	CHECK_EQ_INT(c->go[2], 0);
 	fd = open(jt_path(c->ws, "new"), O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
 	CHECK(fd >= 0);
 	CHECK(fchmod(fd, 0640) == 0);

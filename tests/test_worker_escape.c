@@ -134,8 +134,6 @@ esc_setup(struct esc *e, const char *role)
 	setenv("HOME", e->home, 1);
 	setenv("SHIRO_ESCAPE_SECRET", e->env_secret, 1);
 	unsetenv("SHIRO_HOME");
-	/* A locked-down process cannot run a leak checker at exit. */
-	setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 }
 
 /* esc_chat - a first shirod (two offline model workers) logs the chat's
@@ -317,6 +315,8 @@ esc_judge(struct esc *e, const char *log, const char *unix_refusal)
 	pid_t pid = esc_payload_pid(e, log);
 	void *sock;
 
+	/* One payload, which neither died nor was restarted. */
+	CHECKF(strstr(log, " died ") == NULL, "a worker died:\n%s", log);
 	/* It ran locked down, or nothing below means anything. */
 	CHECKF(esc_status_has(pid, "Seccomp:\t2\n"),
 	    "the payload is not in seccomp filter mode");
@@ -401,6 +401,9 @@ escape_model(void)
 	struct esc e;
 	char *log;
 
+	if (landlock_abi() == 0)
+		harness_skip("no Landlock here: the model role's file rules "
+			     "are not there to check");
 	esc_setup(&e, "model");
 	esc_chat(&e);
 	log = esc_run(&e, 0);
@@ -424,6 +427,9 @@ escape_fs(void)
 	struct esc e;
 	char *log;
 
+	if (landlock_abi() == 0)
+		harness_skip("no Landlock here: the fs role's file rules are "
+			     "not there to check");
 	esc_setup(&e, "fs");
 	esc_chat(&e);
 	log = esc_run(&e, 0);
