@@ -276,6 +276,10 @@ static const struct filter_rule filter_tool[] = {
     R("fsetxattr", EPERM, "see setxattr"),
 };
 
+/* A scheduling policy without SCHED_RESET_ON_FORK, which
+ * sched_getscheduler may report along with it. */
+#define FILTER_POLICY_MASK (0xffffffffull & ~0x40000000ull)
+
 /* How an allowed call's argument is compared. */
 enum filter_cmp {
 	FC_NONE, /* no comparison */
@@ -406,10 +410,14 @@ static const struct filter_allow filter_allow[] = {
 	"ZeroMQ's threads read their scheduling when they first run, which "
 	"may be after the lockdown, and abort if they cannot"),
     A("sched_getparam", FR_BOTH, "see sched_getscheduler"),
-    AM("sched_setscheduler", FR_BOTH, 1, 0xffffffffull, SCHED_OTHER,
-	"sched_setscheduler(SCHED_OTHER)",
-	"ZeroMQ's threads set back the policy they read (the ordinary one); "
-	"no other policy"),
+    AM("sched_setscheduler", FR_BOTH, 1, FILTER_POLICY_MASK, SCHED_OTHER,
+	"sched_setscheduler(SCHED_OTHER, SCHED_BATCH, SCHED_IDLE)",
+	"ZeroMQ's threads set back the policy they read; only the ordinary "
+	"ones, which no process needs a capability for"),
+    AM("sched_setscheduler", FR_BOTH, 1, FILTER_POLICY_MASK, SCHED_BATCH, NULL,
+	NULL),
+    AM("sched_setscheduler", FR_BOTH, 1, FILTER_POLICY_MASK, SCHED_IDLE, NULL,
+	NULL),
     AM("clone", FR_MODEL, 0, FILTER_NS | CLONE_THREAD, CLONE_THREAD,
 	"clone(CLONE_THREAD, no namespace flag)",
 	"threads only, no new process: libcurl resolves names in a thread "
