@@ -111,6 +111,53 @@ jail_status(const struct jail_result *res)
 
 static const char *jail_env[16];
 static pthread_once_t jail_env_once = PTHREAD_ONCE_INIT;
+static char *jail_home;
+static pthread_once_t jail_home_once = PTHREAD_ONCE_INIT;
+
+/* jail_home_find - $HOME, or our uid's home in /etc/passwd when the
+ * environment has none (a worker's environment is shirod's choice),
+ * once.  The file is read directly: shiro-jail is linked statically,
+ * where libc's name service cannot load its modules. */
+static void
+jail_home_find(void)
+{
+	const char *h = getenv("HOME");
+	char line[1024], *f[7], *p;
+	unsigned long uid;
+	FILE *pw;
+	int k;
+
+	if (h != NULL && h[0] == '/') {
+		jail_home = xstrdup(h);
+		return;
+	}
+	if ((pw = fopen("/etc/passwd", "re")) == NULL)
+		return;
+	while (jail_home == NULL && fgets(line, sizeof(line), pw) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		for (k = 0, p = line; k < 7 && p != NULL; k++) {
+			f[k] = p;
+			p = strchr(p, ':');
+			if (p != NULL)
+				*p++ = '\0';
+		}
+		if (k < 7 || f[2][0] == '\0')
+			continue;
+		uid = strtoul(f[2], &p, 10);
+		if (*p == '\0' && uid == (unsigned long)geteuid() &&
+		    f[5][0] == '/')
+			jail_home = xstrdup(f[5]);
+	}
+	fclose(pw);
+}
+
+/* jail_home_dir - the home directory whose secrets are hidden, or NULL. */
+const char *
+jail_home_dir(void)
+{
+	pthread_once(&jail_home_once, jail_home_find);
+	return jail_home;
+}
 
 /* jail_env_build - fill jail_env from the environment, once. */
 static void
@@ -406,7 +453,7 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 	const char *const *ro =
 	    spec->ro_subpaths ? spec->ro_subpaths : jail_default_ro;
 	const char *const *envp = spec->envp ? spec->envp : jail_default_env();
-	const char *home = getenv("HOME"), *v;
+	const char *home = jail_home_dir(), *v;
 	char real[PATH_MAX], buf[PATH_MAX];
 	size_t i, n, cap = 0;
 	struct stat st;

@@ -87,6 +87,10 @@ int jailinit_fs(const char *fstype, const char *opts, unsigned attr);
 extern const char *const jail_etc_secrets[];
 extern const char *const jail_home_secrets[];
 
+/* jail_home_dir - the home directory those are under: $HOME, else the
+ * password database's for our uid; NULL if neither (jail.c). */
+const char *jail_home_dir(void);
+
 /* The covers made so far: the first cover of each kind is made, later
  * ones are clones of it (same empty tmpfs, same read-only flags), which
  * saves a new file system, or a flag change, per hidden path. */

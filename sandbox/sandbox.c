@@ -149,7 +149,7 @@ sandbox_add(char ***v, size_t *n, const char *p, const char *within)
 static char **
 sandbox_secrets(const char *endpoint, const char *within, int tool)
 {
-	const char *home = getenv("HOME");
+	const char *home = jail_home_dir();
 	char **v = NULL, *p;
 	size_t n = 0, i;
 

@@ -14,6 +14,7 @@
 #include <linux/capability.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@
 
 #include "proto/err.h"
 #include "sandbox/filter.h"
+#include "sandbox/jailinit.h"
 #include "sandbox/landlock.h"
 #include "sandbox/sandbox.h"
 #include "tests/harness.h"
@@ -830,7 +832,29 @@ tool_role_confined(void)
 	CHECK(access(jt_path(c.ws, "b.txt"), F_OK) == 0);
 }
 
+/* home_child - without $HOME, the secrets' home is the password
+ * database's. */
+static void
+home_child(void *arg)
+{
+	struct passwd *pw = getpwuid(geteuid());
+
+	(void)arg;
+	unsetenv("HOME");
+	CHECK(pw != NULL);
+	CHECK_EQ_STR(jail_home_dir(), pw->pw_dir);
+}
+
+/* A worker whose environment has no HOME still hides that home's
+ * secrets. */
+static void
+home_without_environment(void)
+{
+	child_run(home_child, NULL);
+}
+
 static const struct harness_test tests[] = {
+    HT(home_without_environment),
     HT(policies_enforce_named_refusals),
     HT(allow_lists_refuse_the_rest),
     HT(tool_policy_checks_its_arguments),
