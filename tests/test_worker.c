@@ -582,7 +582,32 @@ signals_and_usage(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_USAGE);
 }
 
+/* A worker whose broker never answers the handshake gives up: at most
+ * 10 s, or --give-up-ms when shorter, and exits WORKER_EXIT_GONE without
+ * ever locking down on a connection it does not have. */
+static void
+no_handshake_no_start(void)
+{
+	char path[PATH_MAX], ep[PATH_MAX + 16];
+	int st;
+	pid_t pid;
+
+	tw_bin("../shiro-model-worker", path, sizeof(path));
+	snprintf(ep, sizeof(ep), "ipc://%s/nobody.sock", harness_tmpdir());
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		execl(path, path, "--endpoint", ep, "--give-up-ms", "300",
+		    (char *)NULL);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ_INT(WEXITSTATUS(st), WORKER_EXIT_GONE);
+}
+
 static const struct harness_test tests[] = {
+    HT(no_handshake_no_start),
     HT(model_worker_compacts),
     HT(model_worker_keeps_its_connection),
     HT(heartbeats_flow),

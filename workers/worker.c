@@ -478,7 +478,9 @@ worker_connect(struct worker *w, struct sandbox *sb)
 
 	opts.heartbeat_ms = (int)w->hb_ms;
 	rc = zsock_dealer_wait(sb ? sandbox_endpoint(sb) : w->endpoint, &opts,
-	    WORKER_HANDSHAKE_MS, &w->sock);
+	    w->give_up_ms < WORKER_HANDSHAKE_MS ? w->give_up_ms
+						: WORKER_HANDSHAKE_MS,
+	    &w->sock);
 	if (rc < 0) {
 		log_warnx("no connection to the broker at %s: %s", w->endpoint,
 		    err_str(rc));

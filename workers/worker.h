@@ -12,8 +12,9 @@
  *      (sandbox_confine(): no capabilities, the role's Landlock rules or
  *      the tool role's own namespace), then the role's confined hook,
  *      where a role starts threads of its own if it has any;
- *   4. connects a DEALER to the broker and waits, at most 10 s, until the
- *      connection's handshake succeeded (else exits WORKER_EXIT_GONE);
+ *   4. connects a DEALER to the broker and waits, at most 10 s (or
+ *      --give-up-ms if shorter), until the connection's handshake
+ *      succeeded (else exits WORKER_EXIT_GONE);
  *   5. locks down (sandbox_lockdown(): the role's system-call allow-list
  *      on every thread, ZeroMQ's included): from here no socket can be
  *      made, so this connection is the worker's only one; then READY;
