@@ -324,6 +324,9 @@ esc_judge(struct esc *e, const char *log, const char *unix_refusal)
 	CHECK(esc_status_has(pid, "CapEff:\t0000000000000000\n") ||
 	    (strcmp(e->role, "tool") == 0 && geteuid() == 0));
 	CHECK(strstr(log, " locked 1\n") != NULL);
+	CHECKF(
+	    esc_line(e, log, "seccomp 2") || esc_line(e, log, "seccomp EPERM"),
+	    "the payload's own seccomp mode");
 	snprintf(want, sizeof(want), "probe unix %s", unix_refusal);
 	CHECKF(esc_line(e, log, want), "the probe was not refused");
 	CHECK(esc_line(e, log, "thread finished"));
@@ -473,6 +476,7 @@ escape_control(void)
 	CHECK(esc_status_has(esc_payload_pid(&e, log), "Seccomp:\t0\n") ||
 	    e.shirod == 0);
 	CHECK(strstr(log, " locked 0\n") != NULL);
+	CHECK(esc_line(&e, log, "seccomp 0"));
 	CHECK(esc_line(&e, log, "probe unix ok"));
 	CHECK(esc_line(&e, log, "main unix shirod connect ok"));
 	CHECK(esc_chat_has(&e, "escape-send-none"));

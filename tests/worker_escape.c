@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -665,6 +666,15 @@ main(int argc, char **argv)
 	args[n] = NULL;
 	E.w = worker_start(n, args, &role);
 	say("pid %d locked %d", (int)getpid(), worker_locked(E.w) ? 1 : 0);
+	/* Its seccomp mode as prctl says it: 2, or a refusal of prctl
+	 * itself (model, fs), which also only a filter gives. */
+	{
+		long mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
+		if (mode >= 0)
+			say("seccomp %ld", mode);
+		else
+			say("seccomp %s", res(mode));
+	}
 	/* A probe only a confined process fails. */
 	{
 		int fd = socket(AF_UNIX, SOCK_STREAM, 0);
