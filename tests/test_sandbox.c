@@ -12,6 +12,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/capability.h>
+#include <linux/mount.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <pwd.h>
@@ -658,6 +659,53 @@ dir_entries(const char *dir)
 	return n;
 }
 
+/* proc_in_new_userns - in a child with the jail's namespaces, as a
+ * compromised tool worker could make one: map our uid, then mount a new
+ * /proc.  Exit 0 when a writable one is refused and a read-only one,
+ * whose kernel settings cannot be written, is not. */
+static int
+proc_in_new_userns(void)
+{
+	char umap[32], gmap[32];
+	long pid;
+	int st, fs, m;
+
+	/* Our ids as this namespace knows them: the child's is new. */
+	snprintf(umap, sizeof(umap), "%u %u 1\n", (unsigned)geteuid(),
+	    (unsigned)geteuid());
+	snprintf(gmap, sizeof(gmap), "%u %u 1\n", (unsigned)getegid(),
+	    (unsigned)getegid());
+	pid = syscall(
+	    SYS_clone, FILTER_JAIL_NS | CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);
+	if (pid < 0)
+		return -1;
+	if (pid == 0) {
+		if (jailinit_write_file("/proc/self/setgroups", "deny") != 0 ||
+		    jailinit_write_file("/proc/self/uid_map", umap) != 0 ||
+		    jailinit_write_file("/proc/self/gid_map", gmap) != 0)
+			_exit(2);
+		fs = (int)syscall(SYS_fsopen, "proc", 0);
+		if (fs < 0 ||
+		    syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL,
+			0) != 0)
+			_exit(4);
+		if (syscall(SYS_fsmount, fs, 0, MOUNT_ATTR_NOSUID) >= 0 ||
+		    errno != EPERM)
+			_exit(5);
+		m = (int)syscall(
+		    SYS_fsmount, fs, 0, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID);
+		if (m < 0)
+			_exit(6);
+		if (openat(m, "sys/kernel/core_pattern", O_WRONLY) >= 0 ||
+		    errno != EROFS)
+			_exit(7);
+		_exit(0);
+	}
+	if (waitpid((pid_t)pid, &st, 0) != (pid_t)pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
+}
+
 /* tool_child - the tool role, confined, from the inside. */
 static void
 tool_child(void *arg)
@@ -706,6 +754,9 @@ tool_child(void *arg)
 	close(sv[1]);
 	CHECK(syscall(SYS_clone, CLONE_NEWUSER | SIGCHLD, 0, 0, 0, 0) < 0 &&
 	    errno == EPERM);
+	/* The jail's own clone is there for it to use: in what it makes,
+	 * only a read-only /proc. */
+	CHECK_EQ_INT(proc_in_new_userns(), 0);
 	CHECK(setxattr(jt_path(c->ws, "b.txt"), "user.x", "1", 1, 0) < 0 &&
 	    errno == EPERM);
 	if (landlock_abi() >= 6)
