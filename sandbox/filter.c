@@ -423,9 +423,10 @@ static const struct filter_allow filter_allow[] = {
 	"threads only, no new process: libcurl resolves names in a thread "
 	"of its own"),
     A("sched_yield", FR_BOTH, "ZeroMQ yields in its spin waits"),
-    A("sched_getaffinity", FR_MODEL,
+    A("sched_getaffinity", FR_BOTH,
 	"libc counts the processors when a new thread needs an allocator "
-	"arena"),
+	"arena, and pthread_getattr_np (which a sanitizer's runtime calls "
+	"as a thread first runs) asks it"),
     A("getpid", FR_BOTH, "its own pid (ZeroMQ's fork check)"),
     A("gettid", FR_BOTH, "its own thread ids (raise, abort)"),
     A("clock_gettime", FR_BOTH,

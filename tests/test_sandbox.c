@@ -356,15 +356,21 @@ struct fs_case {
 	pthread_t thread;
 };
 
-/* sched_first_run - what a ZeroMQ thread does when it first runs, which
- * may be after the lockdown: read its scheduling and set it back (it
- * aborts if either fails).  0 when both work. */
+/* sched_first_run - what a thread does when it first runs, which may be
+ * after the lockdown: ZeroMQ's reads its scheduling and sets it back (it
+ * aborts if either fails), a sanitizer's reads its attributes.  0 when
+ * all work. */
 static int
 sched_first_run(void)
 {
 	struct sched_param param;
+	pthread_attr_t attr;
 	int policy;
 
+	/* A sanitizer's runtime asks for its stack when a thread starts. */
+	if (pthread_getattr_np(pthread_self(), &attr) != 0)
+		return -1;
+	pthread_attr_destroy(&attr);
 	if (pthread_getschedparam(pthread_self(), &policy, &param) != 0)
 		return -1;
 	/* A thread that runs as batch work sets that back.  (Leaving

@@ -32,6 +32,7 @@ struct worker {
 	char *workspace; /* --workspace, or NULL */
 	bool net; /* --net */
 	bool locked; /* the lockdown is in force: no new connection */
+	bool confined; /* its file rules are: no /proc, perhaps */
 	unsigned char secret[WORKER_SECRET_MAX];
 	size_t secret_len;
 	bool has_secret;
@@ -71,9 +72,9 @@ static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 	zsock_close(&w->sock);
 	zsock_term();
 	explicit_bzero(w->secret, sizeof(w->secret));
-	if (w->locked) {
-		/* A leak checker run by exit() needs ptrace and /proc, which
-		 * the lockdown took away. */
+	if (w->confined) {
+		/* A leak checker run by exit() needs /proc and ptrace, which
+		 * the confinement and the lockdown took away. */
 		fflush(NULL);
 		_exit(status);
 	}
@@ -458,8 +459,10 @@ worker_confine(struct worker *w, struct sandbox **sbp)
 		if (rc < 0) {
 			log_warnx("%s worker: cannot confine itself: %s",
 			    w->role->role, err_str(rc));
+			w->confined = true; /* perhaps in part */
 			worker_exit(w, WORKER_EXIT_FATAL);
 		}
+		w->confined = true;
 	}
 	if (w->role->confined != NULL && (rc = w->role->confined(w)) < 0) {
 		log_warnx("%s worker: %s", w->role->role, err_str(rc));
