@@ -253,6 +253,17 @@ config_add_workers(struct config *cfg, enum config_role role,
 	w->count = count;
 }
 
+/* config_path_within - whether absolute path p is dir or under it. */
+static int
+config_path_within(const char *p, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	while (n > 1 && dir[n - 1] == '/')
+		n--;
+	return strncmp(p, dir, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
 /* config_workers - read the "workers" array, or make the default pool. */
 static int
 config_workers(json_t *root, struct config *cfg, char **errp)
@@ -333,6 +344,17 @@ config_workers(json_t *root, struct config *cfg, char **errp)
 		if (w->workspace != NULL && w->workspace[0] != '/') {
 			rc = config_fail(errp,
 			    "%s.workspace: must be an absolute path", path);
+			goto out;
+		}
+		if (w->workspace != NULL &&
+		    config_path_within(w->workspace, cfg->home)) {
+			/* The workers hide the home, so such a workspace
+			 * could never be reached (and the chat is no place
+			 * for the model's edits). */
+			rc = config_fail(errp,
+			    "%s.workspace: %.256s is inside the chat's home "
+			    "%.256s, which every worker hides",
+			    path, w->workspace, cfg->home);
 			goto out;
 		}
 		if (w->role == CONFIG_ROLE_MODEL) {

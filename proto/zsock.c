@@ -195,6 +195,95 @@ zsock_dealer(const char *endpoint, const struct zsock_opts *opts, void **sockp)
 	return 0;
 }
 
+/* zsock_monitor_event - read one event of the monitor mon: its number,
+ * or -1 when what came is not one. */
+static int
+zsock_monitor_event(void *mon)
+{
+	unsigned char head[6];
+	uint16_t event;
+	int more = 0, n;
+	size_t len = sizeof(more);
+
+	n = zmq_recv(mon, head, sizeof(head), ZMQ_DONTWAIT);
+	if (n < 0)
+		return -1;
+	/* The second frame is the endpoint: read and drop it. */
+	if (zmq_getsockopt(mon, ZMQ_RCVMORE, &more, &len) == 0 && more) {
+		char addr[256];
+		(void)zmq_recv(mon, addr, sizeof(addr), 0);
+	}
+	if (n != (int)sizeof(head))
+		return -1;
+	memcpy(&event, head, sizeof(event));
+	return event;
+}
+
+/* zsock_dealer_wait - a DEALER whose handshake succeeded. */
+int
+zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
+    long timeout_ms, void **sockp)
+{
+	static unsigned seq;
+	char addr[64];
+	void *sock = NULL, *mon = NULL;
+	long long end = zsock_now_ms() + timeout_ms;
+	int rc, ev,
+	    events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
+	    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
+	    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
+	    ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+
+	*sockp = NULL;
+	if ((rc = zsock_make(ZMQ_DEALER, opts, &sock)) < 0)
+		return rc;
+	/* The monitor's peer is connected before the connection starts,
+	 * so that no event is lost (inproc makes no file descriptor). */
+	snprintf(addr, sizeof(addr), "inproc://shiro-handshake-%u", seq++);
+	rc = -SHIRO_ERR_IO;
+	if (zmq_socket_monitor(sock, addr, events) < 0 ||
+	    (mon = zmq_socket(zsock_context(), ZMQ_PAIR)) == NULL ||
+	    zmq_connect(mon, addr) < 0) {
+		log_warnx("handshake monitor: %s", zmq_strerror(errno));
+		goto out;
+	}
+	if (zmq_connect(sock, endpoint) < 0) {
+		log_warnx("connect %s: %s", endpoint, zmq_strerror(errno));
+		rc = err_from_errno(errno);
+		goto out;
+	}
+	rc = -SHIRO_ERR_TIMEOUT;
+	while (zsock_now_ms() < end) {
+		zmq_pollitem_t it = {mon, 0, ZMQ_POLLIN, 0};
+		if (zmq_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
+			continue;
+		ev = zsock_monitor_event(mon);
+		if (ev == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+			rc = 0;
+			break;
+		}
+		if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH) {
+			rc = -SHIRO_ERR_PERM;
+			break;
+		}
+		if (ev == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL ||
+		    ev == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL) {
+			rc = -SHIRO_ERR_PROTO;
+			break;
+		}
+	}
+out:
+	if (mon != NULL) {
+		(void)zmq_socket_monitor(sock, NULL, 0);
+		zmq_close(mon);
+	}
+	if (rc < 0)
+		zmq_close(sock);
+	else
+		*sockp = sock;
+	return rc;
+}
+
 /* zsock_close - close *sockp and set it to NULL. */
 void
 zsock_close(void **sockp)

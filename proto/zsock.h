@@ -64,6 +64,18 @@ int zsock_router(
 int zsock_dealer(
     const char *endpoint, const struct zsock_opts *opts, void **sockp);
 
+/*
+ * zsock_dealer_wait - a DEALER connected to endpoint like zsock_dealer,
+ * returned only once its connection's handshake succeeded (ZeroMQ's
+ * socket monitor reports it for every mechanism): -SHIRO_ERR_TIMEOUT
+ * after timeout_ms without one, -SHIRO_ERR_PERM when the peer refused
+ * the handshake (authentication), -SHIRO_ERR_PROTO when it failed
+ * otherwise.  A worker waits so before it locks itself down, after
+ * which it can make no new connection.
+ */
+int zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
+    long timeout_ms, void **sockp);
+
 /* zsock_close - close *sockp (NULL is fine) and set it to NULL. */
 void zsock_close(void **sockp);
 

@@ -38,9 +38,6 @@
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif
-#ifndef CLONE_NEWCGROUP
-#define CLONE_NEWCGROUP 0x02000000
-#endif
 
 #define JAIL_MIB (1024ull * 1024ull)
 #define JAIL_TICK_MS 50
@@ -51,14 +48,14 @@ static const char *const jail_sysdirs[] = {
 
 /* Files in /etc that only root may read; covered when the jail runs as
  * uid 0, which owns them. */
-static const char *const jail_etc_secrets[] = {"etc/shadow", "etc/gshadow",
+const char *const jail_etc_secrets[] = {"etc/shadow", "etc/gshadow",
     "etc/shadow-", "etc/gshadow-", "etc/sudoers", "etc/sudoers.d", "etc/ssh",
     "etc/ssl/private", "etc/security/opasswd", NULL};
 
 /* Secrets under the home directory, hidden when inside the workspace. */
-static const char *const jail_home_secrets[] = {".shiro", ".ssh", ".gnupg",
-    ".aws", ".kube", ".docker", ".config/gcloud", ".local/share/keyrings",
-    ".netrc", ".git-credentials", ".pgpass", NULL};
+const char *const jail_home_secrets[] = {".shiro", ".ssh", ".gnupg", ".aws",
+    ".kube", ".docker", ".config/gcloud", ".local/share/keyrings", ".netrc",
+    ".git-credentials", ".pgpass", NULL};
 
 static const char *const jail_default_ro[] = {".git", ".shiro", NULL};
 
@@ -114,6 +111,53 @@ jail_status(const struct jail_result *res)
 
 static const char *jail_env[16];
 static pthread_once_t jail_env_once = PTHREAD_ONCE_INIT;
+static char *jail_home;
+static pthread_once_t jail_home_once = PTHREAD_ONCE_INIT;
+
+/* jail_home_find - $HOME, or our uid's home in /etc/passwd when the
+ * environment has none (a worker's environment is shirod's choice),
+ * once.  The file is read directly: shiro-jail is linked statically,
+ * where libc's name service cannot load its modules. */
+static void
+jail_home_find(void)
+{
+	const char *h = getenv("HOME");
+	char line[1024], *f[7], *p;
+	unsigned long uid;
+	FILE *pw;
+	int k;
+
+	if (h != NULL && h[0] == '/') {
+		jail_home = xstrdup(h);
+		return;
+	}
+	if ((pw = fopen("/etc/passwd", "re")) == NULL)
+		return;
+	while (jail_home == NULL && fgets(line, sizeof(line), pw) != NULL) {
+		line[strcspn(line, "\n")] = '\0';
+		for (k = 0, p = line; k < 7 && p != NULL; k++) {
+			f[k] = p;
+			p = strchr(p, ':');
+			if (p != NULL)
+				*p++ = '\0';
+		}
+		if (k < 7 || f[2][0] == '\0')
+			continue;
+		uid = strtoul(f[2], &p, 10);
+		if (*p == '\0' && uid == (unsigned long)geteuid() &&
+		    f[5][0] == '/')
+			jail_home = xstrdup(f[5]);
+	}
+	fclose(pw);
+}
+
+/* jail_home_dir - the home directory whose secrets are hidden, or NULL. */
+const char *
+jail_home_dir(void)
+{
+	pthread_once(&jail_home_once, jail_home_find);
+	return jail_home;
+}
 
 /* jail_env_build - fill jail_env from the environment, once. */
 static void
@@ -142,6 +186,38 @@ jail_default_env(void)
 	return jail_env;
 }
 
+/* jail_probe_mount_api - whether the new mount API answers (in a new
+ * user and mount namespace). */
+static int
+jail_probe_mount_api(void)
+{
+	int fd = (int)syscall(SYS_fsopen, "tmpfs", 1);
+
+	return fd >= 0 &&
+	    syscall(SYS_open_tree, AT_FDCWD, "/", 1 | AT_RECURSIVE) >= 0 &&
+	    (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == 0 ||
+		errno != ENOSYS);
+}
+
+/* jail_probe_clone - whether one clone() makes every namespace of a
+ * jail, as jail_start() does, with the mount API inside: the bits of
+ * jail_probe_child(), or 0. */
+static int
+jail_probe_clone(void)
+{
+	long pid;
+	int st;
+
+	pid = syscall(
+	    SYS_clone, FILTER_JAIL_NS | CLONE_NEWNET | SIGCHLD, 0, 0, 0, 0);
+	if (pid == 0)
+		_exit(jail_probe_mount_api() ? 0 : 1);
+	if (pid < 0 || waitpid((pid_t)pid, &st, 0) != (pid_t)pid ||
+	    !WIFEXITED(st))
+		return 0;
+	return 0x7f | (WEXITSTATUS(st) == 0 ? 0x100 : 0);
+}
+
 /* jail_probe_child - in a throwaway child: which namespaces and mount
  * calls work.  Returns a bit set. */
 static int
@@ -149,20 +225,22 @@ jail_probe_child(void)
 {
 	static const int flags[] = {CLONE_NEWNS, CLONE_NEWPID, CLONE_NEWIPC,
 	    CLONE_NEWUTS, CLONE_NEWNET, CLONE_NEWCGROUP};
-	int bits = 0, fd;
+	int bits;
 	size_t i;
 
+	/* The jail's own way first: in the tool worker, whose filter
+	 * refuses unshare and every other combination, it is the only
+	 * one.  Where it fails, each namespace alone says which is
+	 * missing. */
+	if ((bits = jail_probe_clone()) != 0)
+		return bits;
 	if (unshare(CLONE_NEWUSER) != 0)
 		return 0;
-	bits |= 1;
+	bits = 1;
 	for (i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 		if (unshare(flags[i]) == 0)
 			bits |= 2 << i;
-	fd = (int)syscall(SYS_fsopen, "tmpfs", 1);
-	if (fd >= 0 &&
-	    syscall(SYS_open_tree, AT_FDCWD, "/", 1 | AT_RECURSIVE) >= 0 &&
-	    (syscall(SYS_mount_setattr, -1, "", 0, NULL, 0) == 0 ||
-		errno != ENOSYS))
+	if (jail_probe_mount_api())
 		bits |= 0x100;
 	return bits;
 }
@@ -375,7 +453,7 @@ jail_plan(const struct jail_spec *spec, struct jailinit_plan *p, char *err,
 	const char *const *ro =
 	    spec->ro_subpaths ? spec->ro_subpaths : jail_default_ro;
 	const char *const *envp = spec->envp ? spec->envp : jail_default_env();
-	const char *home = getenv("HOME"), *v;
+	const char *home = jail_home_dir(), *v;
 	char real[PATH_MAX], buf[PATH_MAX];
 	size_t i, n, cap = 0;
 	struct stat st;
@@ -641,8 +719,7 @@ jail_start(
 	/* Exit signal 0: a worker's generic waitpid(-1) cannot reap it. */
 	flags = CLONE_PIDFD;
 	if (!spec->unjailed) {
-		flags |= CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID |
-		    CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP;
+		flags |= FILTER_JAIL_NS;
 		if (!plan.net)
 			flags |= CLONE_NEWNET;
 	}

@@ -14,10 +14,8 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
-#include <linux/capability.h>
 #include <linux/mount.h>
 #include <linux/openat2.h>
-#include <linux/securebits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
@@ -29,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "filter.h"
 #include "jailinit.h"
 #include "landlock.h"
@@ -64,7 +63,7 @@ jailinit_fail(struct jailinit_plan *p, const char *step)
 }
 
 /* jailinit_write_file - write text into an existing file at path. */
-static int
+int
 jailinit_write_file(const char *path, const char *text)
 {
 	size_t n = strlen(text);
@@ -79,14 +78,14 @@ jailinit_write_file(const char *path, const char *text)
 }
 
 /* jailinit_open_tree - open_tree(2). */
-static int
+int
 jailinit_open_tree(int dfd, const char *path, unsigned flags)
 {
 	return (int)syscall(SYS_open_tree, dfd, path, flags);
 }
 
 /* jailinit_move - attach the detached mount tree at (dfd, path). */
-static int
+int
 jailinit_move(int tree, int dfd, const char *path)
 {
 	unsigned flags = MOVE_MOUNT_F_EMPTY_PATH;
@@ -97,7 +96,7 @@ jailinit_move(int tree, int dfd, const char *path)
 }
 
 /* jailinit_setattr - set mount attributes on tree (recursively if rec). */
-static int
+int
 jailinit_setattr(int tree, uint64_t set, int rec)
 {
 	struct mount_attr attr;
@@ -110,7 +109,7 @@ jailinit_setattr(int tree, uint64_t set, int rec)
 
 /* jailinit_fs - a new detached mount of fstype with options opts
  * ("key=value,key=value"), mount attributes attr. */
-static int
+int
 jailinit_fs(const char *fstype, const char *opts, unsigned attr)
 {
 	char buf[128], *key, *val, *next;
@@ -222,25 +221,18 @@ jailinit_maps(struct jailinit_plan *p)
 		jailinit_fail(p, "write gid_map");
 }
 
-/* The covers made so far: the first cover of each kind is made, later
- * ones are clones of it (same empty tmpfs, same read-only flags), which
- * saves a new file system, or a flag change, per hidden path. */
-struct jailinit_covers {
-	int devdir; /* the jail's /dev directory, source of /dev/null */
-	int dir; /* the first directory cover, attached; or -1 */
-	int file; /* the first file cover, attached; or -1 */
-};
-
-/* jailinit_hide - cover the object at fd (inside the jail) with an empty
- * read-only directory, or /dev/null for a file. */
-static void
-jailinit_hide(struct jailinit_plan *p, int fd, struct jailinit_covers *cov)
+/* jailinit_cover - cover the object at fd with an empty read-only
+ * directory, or /dev/null for a file (see jailinit.h). */
+int
+jailinit_cover(int fd, struct jailinit_covers *cov, const char **stepp)
 {
 	struct stat st;
 	int m, *first;
 
-	if (fstat(fd, &st) != 0)
-		jailinit_fail(p, "stat a hidden path");
+	if (fstat(fd, &st) != 0) {
+		*stepp = "stat a hidden path";
+		return -1;
+	}
 	first = S_ISDIR(st.st_mode) ? &cov->dir : &cov->file;
 	if (*first >= 0)
 		m = jailinit_open_tree(*first, "",
@@ -252,17 +244,36 @@ jailinit_hide(struct jailinit_plan *p, int fd, struct jailinit_covers *cov)
 	else
 		m = jailinit_open_tree(
 		    cov->devdir, "null", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-	if (m < 0)
-		jailinit_fail(p, "make a cover for a hidden path");
+	if (m < 0) {
+		*stepp = "make a cover for a hidden path";
+		return -1;
+	}
 	if (*first < 0 && !S_ISDIR(st.st_mode) &&
-	    jailinit_setattr(m, MOUNT_ATTR_RDONLY, 0) != 0)
-		jailinit_fail(p, "make a cover read-only");
-	if (jailinit_move(m, fd, "") != 0)
-		jailinit_fail(p, "cover a hidden path");
+	    jailinit_setattr(m, MOUNT_ATTR_RDONLY, 0) != 0) {
+		*stepp = "make a cover read-only";
+		close(m);
+		return -1;
+	}
+	if (jailinit_move(m, fd, "") != 0) {
+		*stepp = "cover a hidden path";
+		close(m);
+		return -1;
+	}
 	if (*first < 0)
 		*first = m;
 	else
 		close(m);
+	return 0;
+}
+
+/* jailinit_hide - cover the object at fd (inside the jail), or fail. */
+static void
+jailinit_hide(struct jailinit_plan *p, int fd, struct jailinit_covers *cov)
+{
+	const char *step = "";
+
+	if (jailinit_cover(fd, cov, &step) != 0)
+		jailinit_fail(p, step);
 }
 
 /* jailinit_workspace - bind the workspace at its own path, re-bind the
@@ -530,30 +541,10 @@ jailinit_root(struct jailinit_plan *p)
 static void
 jailinit_drop_caps(struct jailinit_plan *p)
 {
-	struct __user_cap_header_struct hdr;
-	struct __user_cap_data_struct data[2];
-	int c;
+	const char *step = "";
 
-	/* Root gets no capabilities back from execve or setuid. */
-	if (prctl(PR_SET_SECUREBITS,
-		SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-		    SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED,
-		0, 0, 0) != 0)
-		jailinit_fail(p, "set securebits");
-	for (c = 0; c < 64; c++)
-		if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) != 0) {
-			if (errno == EINVAL)
-				break;
-			jailinit_fail(p, "drop the bounding set");
-		}
-	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 &&
-	    errno != EINVAL)
-		jailinit_fail(p, "clear ambient capabilities");
-	memset(&hdr, 0, sizeof(hdr));
-	memset(data, 0, sizeof(data));
-	hdr.version = _LINUX_CAPABILITY_VERSION_3;
-	if (syscall(SYS_capset, &hdr, data) != 0)
-		jailinit_fail(p, "clear capabilities");
+	if (caps_drop(0, &step) != 0)
+		jailinit_fail(p, step);
 }
 
 /* jailinit_limits - the resource limits of the command. */

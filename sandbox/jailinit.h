@@ -11,6 +11,7 @@
 #define SHIRO_JAILINIT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <linux/filter.h>
 
@@ -63,5 +64,50 @@ struct jailinit_plan {
 
 /* jailinit_main - the cloned child: set up, fork the command, wait. */
 void jailinit_main(struct jailinit_plan *p) __attribute__((noreturn));
+
+/*
+ * The mount calls of the jail, through the new mount API (system calls
+ * only), which the tool worker's namespace uses too (sandbox.c):
+ * jailinit_write_file writes text into an existing file;
+ * jailinit_open_tree is open_tree(2); jailinit_move attaches the
+ * detached tree at (dfd, path), path "" for dfd itself; jailinit_setattr
+ * sets mount attributes on tree (recursively if rec); jailinit_fs makes
+ * a detached mount of fstype with options ("key=value,flag") and mount
+ * attributes attr.  Each returns -1 with errno on failure.
+ */
+int jailinit_write_file(const char *path, const char *text);
+int jailinit_open_tree(int dfd, const char *path, unsigned flags);
+int jailinit_move(int tree, int dfd, const char *path);
+int jailinit_setattr(int tree, uint64_t set, int rec);
+int jailinit_fs(const char *fstype, const char *opts, unsigned attr);
+
+/* The secrets the jail hides (jail.c): paths relative to / that only
+ * root may read, and to the home directory; NULL-terminated.  The
+ * worker roles hide the same ones (sandbox.c). */
+extern const char *const jail_etc_secrets[];
+extern const char *const jail_home_secrets[];
+
+/* jail_home_dir - the home directory those are under: $HOME, else the
+ * password database's for our uid; NULL if neither (jail.c). */
+const char *jail_home_dir(void);
+
+/* The covers made so far: the first cover of each kind is made, later
+ * ones are clones of it (same empty tmpfs, same read-only flags), which
+ * saves a new file system, or a flag change, per hidden path. */
+struct jailinit_covers {
+	int devdir; /* a /dev directory, source of its "null" */
+	int dir; /* the first directory cover, attached; or -1 */
+	int file; /* the first file cover, attached; or -1 */
+};
+
+/*
+ * jailinit_cover - cover the object at fd (O_PATH, in the caller's own
+ * mount namespace, over which it has CAP_SYS_ADMIN) with an empty
+ * read-only directory, or with cov->devdir's "null" for a file.  System
+ * calls only.  Returns 0, or -1 with errno set and *stepp naming the
+ * step.  The jail covers secrets with it, and so does the tool worker's
+ * own namespace (sandbox.c).
+ */
+int jailinit_cover(int fd, struct jailinit_covers *cov, const char **stepp);
 
 #endif

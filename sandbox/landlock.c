@@ -125,7 +125,7 @@ landlock_restrict(const char *const *ro, const char *const *rw, int flags)
 	if (flags & LANDLOCK_RO_EXEC)
 		read |= LL_FS_EXECUTE;
 	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = all;
+	attr.handled_access_fs = (flags & LANDLOCK_NO_FS) ? 0 : all;
 	size = sizeof(uint64_t);
 	if (abi >= 4) {
 		size = 2 * sizeof(uint64_t);
@@ -138,6 +138,11 @@ landlock_restrict(const char *const *ro, const char *const *rw, int flags)
 		if (flags & LANDLOCK_SCOPE)
 			attr.scoped = LL_SCOPE_ABSTRACT_UNIX | LL_SCOPE_SIGNAL;
 	}
+	if (attr.handled_access_fs == 0 && attr.handled_access_net == 0 &&
+	    attr.scoped == 0)
+		return 0;
+	if (flags & LANDLOCK_NO_FS)
+		ro = rw = NULL;
 	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, size, 0);
 	if (rs < 0)
 		return -SHIRO_ERR_FAILED;

@@ -20,14 +20,19 @@ int landlock_abi(void);
 	0x2 /* no abstract Unix socket or signal to a
 				 process outside this domain */
 #define LANDLOCK_RO_EXEC 0x4 /* read-only paths may also be executed */
+#define LANDLOCK_NO_FS \
+	0x8 /* govern no file access (ro and rw unused): a
+				 domain for TCP and scoping alone, which leaves
+				 mount(2) allowed */
 
 /*
  * landlock_restrict - restrict the calling thread (and its future
  * children) to reading under each of ro[] and reading and writing under
  * each of rw[] (both NULL-terminated; entries that do not exist are
  * skipped; rw entries that are files get the rights files can have).
- * Returns 1 when restricted, 0 when the kernel has no Landlock, or a
- * negative SHIRO_ERR_*.
+ * Returns 1 when restricted, 0 when the kernel has no Landlock (or,
+ * with LANDLOCK_NO_FS, none of the asked restrictions), or a negative
+ * SHIRO_ERR_*.
  */
 int landlock_restrict(const char *const *ro, const char *const *rw, int flags);
 

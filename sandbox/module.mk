@@ -1,6 +1,6 @@
 # sandbox/: the tool jail, the worker lockdowns, and shiro-jail.
 
-SANDBOX_SRCS := sandbox/jail.c sandbox/jailinit.c sandbox/filter.c \
+SANDBOX_SRCS := sandbox/jail.c sandbox/jailinit.c sandbox/filter.c sandbox/caps.c \
 	sandbox/landlock.c sandbox/cgroup.c sandbox/sandbox.c
 SANDBOX_OBJS := $(SANDBOX_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SANDBOX_OBJS) $(BUILD)/sandbox/shiro-jail.o \
@@ -67,3 +67,12 @@ $(BUILD)/bench/bench_jail: $(BUILD)/bench/bench_jail.o $(SANDBOX_LIB) \
 	$(link)
 $(BUILD)/bench/bench_jail: LDLIBS += $(LIBS_SECCOMP)
 SCRIPT_TESTS += tests/jail_cli.sh
+
+# The worker roles' confinement, in forked children of the test.
+TESTS += $(BUILD)/tests/test_sandbox
+OBJS += $(BUILD)/tests/test_sandbox.o
+$(BUILD)/tests/test_sandbox: $(BUILD)/tests/test_sandbox.o \
+	$(JAIL_TEST_LIB) $(HARNESS_OBJ) $(SANDBOX_LIB) $(UTIL_LIB) | \
+	$(BUILD)/try-syscall
+	$(link)
+$(BUILD)/tests/test_sandbox: LDLIBS += $(LIBS_SECCOMP) -lpthread

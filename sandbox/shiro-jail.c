@@ -26,7 +26,7 @@ static const char shiro_jail_usage[] =
     "usage: shiro-jail [--net] [--workspace DIR] [--timeout SECONDS]\n"
     "                  [--env NAME=VALUE]... [--unjailed] -- COMMAND [ARG...]\n"
     "       shiro-jail --doctor [--json]\n"
-    "       shiro-jail --policy jail|jail-net|model|fs|tool\n"
+    "       shiro-jail --policy jail|jail-net|model|fs|tool|tool-net\n"
     "\n"
     "Runs COMMAND in a fresh jail: new user, mount, pid, ipc, uts, cgroup\n"
     "and network namespaces; the system read-only; DIR (default: the\n"
@@ -190,7 +190,8 @@ shiro_jail_policy(const char *name)
 		const char *name;
 		enum filter_policy p;
 	} names[] = {{"jail", FILTER_JAIL}, {"jail-net", FILTER_JAIL_NET},
-	    {"model", FILTER_MODEL}, {"fs", FILTER_FS}, {"tool", FILTER_TOOL}};
+	    {"model", FILTER_MODEL}, {"fs", FILTER_FS}, {"tool", FILTER_TOOL},
+	    {"tool-net", FILTER_TOOL_NET}};
 	size_t i;
 
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)

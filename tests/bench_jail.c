@@ -7,7 +7,9 @@
  * Prints one row per way of running true: the mean wall time per run
  * and the ratio to bwrap --unshare-all --ro-bind / / true.  `shiro run`
  * (the client, which execs shiro-jail) has a row when build/shiro is
- * there.
+ * there.  The last row is jail_run() in a child confined and locked down
+ * as the tool worker is (sandbox_confine, sandbox_lockdown), which the
+ * bench asks for each run over a pipe.
  */
 #include <errno.h>
 #include <spawn.h>
@@ -21,12 +23,13 @@
 
 #include "proto/err.h"
 #include "sandbox/jail.h"
+#include "sandbox/sandbox.h"
 
 extern char **environ;
 
-/* The ways of running true: no jail, jail_run(), shiro-jail, bwrap and
- * `shiro run`. */
-#define BENCH_WAYS 5
+/* The ways of running true: no jail, jail_run(), shiro-jail, bwrap,
+ * `shiro run`, and jail_run() in the tool role. */
+#define BENCH_WAYS 6
 
 /* bench_now - monotonic seconds. */
 static double
@@ -98,6 +101,93 @@ bench_jail_once(const char *ws)
 	return -1;
 }
 
+/* The child that runs jails in the tool role: requests on to[1],
+ * answers (CPU seconds of its tree for the run, or a negative number)
+ * on from[0]. */
+struct bench_tool {
+	pid_t pid;
+	int to, from;
+};
+
+/* bench_tool_serve - in the child: lock down as the tool worker, then
+ * run one jail per byte read. */
+static void __attribute__((noreturn))
+bench_tool_serve(const char *ws, int in, int out)
+{
+	struct sandbox_opts o = {ws, NULL, 0};
+	struct sandbox *sb = NULL;
+	double cpu, before;
+	char c;
+
+	if (sandbox_confine(SANDBOX_ROLE_TOOL, &o, &sb) != 0 ||
+	    sandbox_lockdown(sb) != 0) {
+		cpu = -1;
+		(void)write(out, &cpu, sizeof(cpu));
+		_exit(1);
+	}
+	sandbox_destroy(&sb);
+	while (read(in, &c, 1) == 1) {
+		before = bench_cpu();
+		cpu = bench_jail_once(ws) == 0 ? bench_cpu() - before : -1;
+		if (write(out, &cpu, sizeof(cpu)) != sizeof(cpu))
+			break;
+	}
+	_exit(0);
+}
+
+/* bench_tool_start - fork the tool-role child; 0, or -1 if it cannot
+ * lock down or run a jail here. */
+static int
+bench_tool_start(struct bench_tool *bt, const char *ws)
+{
+	int to[2], from[2];
+	double cpu;
+
+	if (pipe(to) != 0 || pipe(from) != 0)
+		return -1;
+	bt->pid = fork();
+	if (bt->pid < 0)
+		return -1;
+	if (bt->pid == 0) {
+		close(to[1]);
+		close(from[0]);
+		bench_tool_serve(ws, to[0], from[1]);
+	}
+	close(to[0]);
+	close(from[1]);
+	bt->to = to[1];
+	bt->from = from[0];
+	if (write(bt->to, "r", 1) != 1 ||
+	    read(bt->from, &cpu, sizeof(cpu)) != sizeof(cpu) || cpu < 0)
+		return -1;
+	return 0;
+}
+
+/* bench_tool_once - one jail in the tool-role child: its CPU seconds
+ * into *cpu; 0, or -1. */
+static int
+bench_tool_once(struct bench_tool *bt, double *cpu)
+{
+	if (write(bt->to, "r", 1) != 1 ||
+	    read(bt->from, cpu, sizeof(*cpu)) != sizeof(*cpu) || *cpu < 0) {
+		fprintf(stderr, "bench_jail: the tool role's jail failed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* bench_tool_stop - end the child. */
+static void
+bench_tool_stop(struct bench_tool *bt)
+{
+	if (bt->pid <= 0)
+		return;
+	close(bt->to);
+	close(bt->from);
+	(void)waitpid(bt->pid, NULL, 0);
+	bt->pid = 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -110,7 +200,9 @@ main(int argc, char **argv)
 	char *run[] = {client, "run", "--workspace", ws, "--", "true", NULL};
 	double t[BENCH_WAYS] = {0}, c[BENCH_WAYS] = {0}, start, cstart;
 	int rounds = argc > 1 ? atoi(argv[1]) : 200, i, k, have_bwrap, rc;
-	int have_client, ways;
+	int have_client, have_tool, ways, avail[BENCH_WAYS];
+	struct bench_tool bt = {0, -1, -1};
+	double tool_cpu;
 	ssize_t n;
 	char *slash;
 
@@ -129,9 +221,13 @@ main(int argc, char **argv)
 		return 1;
 	have_bwrap = bench_spawn(bwrap) == 0;
 	have_client = access(client, X_OK) == 0 && bench_spawn(run) == 0;
-	ways = have_client ? BENCH_WAYS : BENCH_WAYS - 1;
+	have_tool = bench_tool_start(&bt, ws) == 0;
+	for (ways = k = 0; k < BENCH_WAYS; k++)
+		if ((k != 4 || have_client) && (k != 5 || have_tool))
+			avail[ways++] = k;
 	if (bench_jail_once(ws) != 0 || bench_spawn(cli) != 0) {
 		fprintf(stderr, "bench_jail: the jail does not run here\n");
+		bench_tool_stop(&bt);
 		rmdir(ws);
 		return 1;
 	}
@@ -141,7 +237,8 @@ main(int argc, char **argv)
 	 * would charge each way for its predecessor. */
 	srand((unsigned)time(NULL));
 	for (i = 0; i < rounds; i++) {
-		int order[BENCH_WAYS] = {0, 1, 2, 3, 4}, j, tmp;
+		int order[BENCH_WAYS], j, tmp;
+		memcpy(order, avail, sizeof(order));
 		for (k = ways - 1; k > 0; k--) {
 			j = rand() % (k + 1);
 			tmp = order[k];
@@ -165,18 +262,25 @@ main(int argc, char **argv)
 			case 4:
 				rc = bench_spawn(run);
 				break;
+			case 5:
+				rc = bench_tool_once(&bt, &tool_cpu);
+				break;
 			default:
 				rc = have_bwrap ? bench_spawn(bwrap) : 0;
 				break;
 			}
 			if (rc != 0) {
+				bench_tool_stop(&bt);
 				rmdir(ws);
 				return 1;
 			}
 			t[k] += bench_now() - start;
-			c[k] += bench_cpu() - cstart;
+			/* The child's tree is reaped only at the end: it says
+			 * its own CPU time for the run. */
+			c[k] += k == 5 ? tool_cpu : bench_cpu() - cstart;
 		}
 	}
+	bench_tool_stop(&bt);
 	rmdir(ws);
 	printf("bench_jail: %d runs each of true; per run: wall time, and CPU "
 	       "time of the whole process tree\n",
@@ -188,8 +292,10 @@ main(int argc, char **argv)
 		    "fork+exec true (no jail)", "jail_run() in-process",
 		    "shiro-jail -- true",
 		    "bwrap --unshare-all --ro-bind / / true",
-		    "shiro run -- true (client + shiro-jail)"};
-		for (k = 0; k < ways; k++) {
+		    "shiro run -- true (client + shiro-jail)",
+		    "jail_run() in the tool role"};
+		for (i = 0; i < ways; i++) {
+			k = avail[i];
 			if (k == 3 && !have_bwrap) {
 				printf("  %-42s %8s\n", names[k], "absent");
 				continue;

@@ -2,8 +2,7 @@
  * test_jail - the seccomp policies, call by call, and the jail's basic
  * promises (exit status, output, environment, fds, session, timeout,
  * cancel).  The try-syscall probe runs inside a real jail through
- * jail_run(); the worker lockdowns are applied in the forked test
- * process itself.
+ * jail_run() (the worker roles' lockdowns are test_sandbox's).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -714,188 +713,6 @@ jail_probe_reports(void)
 	CHECK(f.landlock_abi >= 0);
 }
 
-/* unix_listen - a listening Unix socket at path. */
-static int
-unix_listen(const char *path)
-{
-	struct sockaddr_un a;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0);
-
-	CHECK(fd >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	CHECK(strlen(path) < sizeof(a.sun_path));
-	strcpy(a.sun_path, path);
-	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	CHECK(listen(fd, 4) == 0);
-	return fd;
-}
-
-/* unix_connects - whether a connect to the socket at path works. */
-static int
-unix_connects(const char *path)
-{
-	struct sockaddr_un a;
-	int fd = socket(AF_UNIX, SOCK_STREAM, 0), rc;
-
-	if (fd < 0)
-		return 0;
-	memset(&a, 0, sizeof(a));
-	a.sun_family = AF_UNIX;
-	strcpy(a.sun_path, path);
-	rc = connect(fd, (struct sockaddr *)&a, sizeof(a));
-	close(fd);
-	return rc == 0;
-}
-
-/* thread_main - a thread that does nothing. */
-static void *
-thread_main(void *arg)
-{
-	return arg;
-}
-
-static int tsync_pipe[2];
-
-/* tsync_thread - wait for the go, then try ptrace; return its errno. */
-static void *
-tsync_thread(void *arg)
-{
-	char c;
-
-	(void)arg;
-	if (read(tsync_pipe[0], &c, 1) != 1)
-		return (void *)(long)-1;
-	errno = 0;
-	if (syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) == 0)
-		return (void *)0L;
-	return (void *)(long)errno;
-}
-
-/* A thread that existed before the lockdown is locked down too. */
-static void
-lockdown_covers_threads(void)
-{
-	pthread_t t;
-	void *ret = NULL;
-
-	CHECK(pipe(tsync_pipe) == 0);
-	CHECK(pthread_create(&t, NULL, tsync_thread, NULL) == 0);
-	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_TOOL, NULL), 0);
-	CHECK(write(tsync_pipe[1], "g", 1) == 1);
-	CHECK(pthread_join(t, &ret) == 0);
-	CHECK_EQ_INT((long)ret, EPERM);
-}
-
-/* The model worker: no exec, no writes; reads and sockets work. */
-static void
-lockdown_model(void)
-{
-	const char *ws = harness_tmpdir();
-	char *const argv[] = {"/bin/true", NULL};
-	char path[512];
-	int fd, lfd;
-
-	snprintf(path, sizeof(path), "%s/f", ws);
-	jt_write(path, "x");
-	lfd = unix_listen(jt_path(ws, "broker.sock"));
-	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_MODEL, NULL), 0);
-	/* The broker's ipc endpoint stays reachable. */
-	CHECK(unix_connects(jt_path(ws, "broker.sock")));
-	close(lfd);
-	/* Threads still start (clone3 answers ENOSYS; libc falls back). */
-	{
-		pthread_t t;
-		void *ret = NULL;
-		CHECK(pthread_create(&t, NULL, thread_main, &lfd) == 0);
-		CHECK(pthread_join(t, &ret) == 0 && ret == &lfd);
-	}
-	errno = 0;
-	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
-	CHECK(open(path, O_WRONLY) < 0 && errno == EPERM);
-	CHECK(open(jt_path(ws, "g"), O_WRONLY | O_CREAT, 0600) < 0 &&
-	    errno == EPERM);
-	CHECK(unlink(path) < 0 && errno == EPERM);
-	CHECK(mkdir(jt_path(ws, "d"), 0700) < 0 && errno == EPERM);
-	CHECK(rename(path, jt_path(ws, "h")) < 0 && errno == EPERM);
-	fd = open(path, O_RDONLY);
-	CHECK(fd >= 0);
-	close(fd);
-	fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(syscall(SYS_ptrace, 0 /* TRACEME */, 0, 0, 0) < 0 &&
-	    errno == EPERM);
-	/* A foreign-architecture call kills the whole process. */
-	{
-		int st;
-		pid_t pid = fork();
-		CHECK(pid >= 0);
-		if (pid == 0) {
-			syscall(SYS_getpid | 0x40000000);
-			_exit(0);
-		}
-		CHECK(waitpid(pid, &st, 0) == pid);
-		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS);
-	}
-}
-
-/* The fs worker: files in the workspace only, no exec, no network. */
-static void
-lockdown_fs(void)
-{
-	char *const argv[] = {"/bin/true", NULL};
-	char ws[512], outside[512];
-	struct jail_features f;
-	int fd, lfd;
-
-	/* Both in the test's directory, which the harness removes from
-	 * outside the lockdown. */
-	snprintf(ws, sizeof(ws), "%s/ws", harness_tmpdir());
-	snprintf(outside, sizeof(outside), "%s/outside", harness_tmpdir());
-	CHECK(mkdir(ws, 0755) == 0 && mkdir(outside, 0755) == 0);
-	lfd = unix_listen(jt_path(outside, "broker.sock"));
-	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_FS, ws), 0);
-	/* The broker's ipc endpoint, outside the workspace, stays
-	 * reachable. */
-	CHECK(unix_connects(jt_path(outside, "broker.sock")));
-	close(lfd);
-	errno = 0;
-	CHECK(execve(argv[0], argv, NULL) < 0 && errno == EPERM);
-	CHECK(socket(AF_INET, SOCK_STREAM, 0) < 0 && errno == EAFNOSUPPORT);
-	fd = socket(AF_UNIX, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	close(fd);
-	fd = open(jt_path(ws, "new"), O_WRONLY | O_CREAT, 0600);
-	CHECK(fd >= 0);
-	close(fd);
-	fd = open("/usr/bin/true", O_RDONLY);
-	CHECK(fd >= 0);
-	close(fd);
-	jail_probe(&f);
-	if (f.landlock_abi > 0) {
-		CHECK(
-		    open(jt_path(outside, "x"), O_WRONLY | O_CREAT, 0600) < 0 &&
-		    errno == EACCES);
-		CHECK(open("/etc/hostname", O_RDONLY) < 0 && errno == EACCES);
-	}
-}
-
-/* The tool worker: still runs jails after its own lockdown, and refuses
- * ptrace. */
-static void
-lockdown_tool(void)
-{
-	struct jt_run r;
-
-	CHECK_EQ_INT(sandbox_lockdown(SANDBOX_ROLE_TOOL, NULL), 0);
-	CHECK(syscall(SYS_ptrace, 0, 0, 0, 0) < 0 && errno == EPERM);
-	jt_sh(harness_tmpdir(), "echo jailed", &r);
-	CHECKF(r.rc == 0, "jail_run after the tool lockdown: %s", r.res.error);
-	CHECK_EQ_STR(r.out.data, "jailed\n");
-	jt_free(&r);
-}
-
 /* The programs compiled at build time are what libseccomp makes from
  * the tables now. */
 static void
@@ -914,119 +731,15 @@ filter_prebuilt_is_current(void)
 	}
 }
 
-/* rule_call - make the call of rule r with arguments that would fail
- * differently (EFAULT, EBADF, ENOENT, ...) if nothing refused it. */
-static long
-rule_call(const struct filter_rule_info *r)
-{
-	static const char path[] = "/nonexistent/shiro-rule";
-	long a[6] = {-1, -1, -1, -1, -1, -1}, rc;
-
-	if (r->match == 1) {
-		a[r->arg] = (long)r->val;
-	} else if (r->match == 2 && strcmp(r->name, "clone") == 0) {
-		a[0] = (long)r->val | SIGCHLD;
-		a[1] = a[2] = a[3] = a[4] = 0;
-	} else if (r->match == 2 && strcmp(r->name, "open") == 0) {
-		a[0] = (long)path;
-		a[1] = (long)r->val;
-		a[2] = 0600;
-	} else if (r->match == 2 && strcmp(r->name, "openat") == 0) {
-		a[0] = AT_FDCWD;
-		a[1] = (long)path;
-		a[2] = (long)r->val;
-		a[3] = 0600;
-	}
-	rc = syscall(r->nr, a[0], a[1], a[2], a[3], a[4], a[5]);
-	if (rc == 0 && strcmp(r->name, "clone") == 0)
-		_exit(0); /* an unrefused clone: the child leaves at once */
-	return rc;
-}
-
-/* policy_check - in a child: install policy, then make every refused
- * call, every socket family and a foreign-architecture call. */
-static void
-policy_check(enum filter_policy policy, unsigned long long families)
-{
-	struct filter_rule_info rules[200];
-	struct sock_fprog prog;
-	size_t i, n;
-	long rc;
-	int st, f, fd;
-	pid_t pid;
-
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		n = filter_rules(policy, rules, 200);
-		CHECK(n > 0 && n <= 200);
-		CHECK_EQ_INT(filter_build(policy, &prog), 0);
-		CHECK_EQ_INT(filter_install(&prog, 0), 0);
-		for (i = 0; i < n; i++) {
-			if (rules[i].nr < 0)
-				continue;
-			errno = 0;
-			rc = rule_call(&rules[i]);
-			CHECKF(rc == -1 && errno == rules[i].err,
-			    "policy %d: %s (rule %zu): rc %ld errno %d, want "
-			    "%d",
-			    (int)policy, rules[i].name, i, rc, errno,
-			    rules[i].err);
-		}
-		for (f = 0; f < 64; f++) {
-			fd = socket(f, SOCK_DGRAM, 0);
-			if (fd < 0 && errno != EAFNOSUPPORT)
-				fd = socket(f, SOCK_STREAM, 0);
-			if (families & (1ull << f)) {
-				CHECKF(fd >= 0 || errno != EAFNOSUPPORT,
-				    "policy %d: family %d refused", (int)policy,
-				    f);
-			} else {
-				CHECKF(fd < 0 && errno == EAFNOSUPPORT,
-				    "policy %d: family %d allowed", (int)policy,
-				    f);
-			}
-			if (fd >= 0)
-				close(fd);
-		}
-		CHECK(syscall(SYS_personality, 8 /* PER_LINUX32 */) == -1 &&
-		    errno == EPERM);
-		CHECK(syscall(SYS_personality, 0) >= 0);
-		_exit(0);
-	}
-	CHECK(waitpid(pid, &st, 0) == pid);
-	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "policy %d child: %d",
-	    (int)policy, st);
-	/* A foreign-architecture call kills the whole process. */
-	pid = fork();
-	CHECK(pid >= 0);
-	if (pid == 0) {
-		if (filter_build(policy, &prog) != 0 ||
-		    filter_install(&prog, 0) != 0)
-			_exit(3);
-		syscall(SYS_getpid | 0x40000000);
-		_exit(0);
-	}
-	CHECK(waitpid(pid, &st, 0) == pid);
-	CHECKF(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS,
-	    "policy %d: x32 call not killed (%d)", (int)policy, st);
-}
-
-#define FAM(f) (1ull << (f))
-
-/* Every rule of every policy refuses its call with its errno, each
- * socket family is allowed or refused as the policy says, and foreign
- * architectures kill. */
+/* Every rule of the jail's policies refuses its call with its errno,
+ * each socket family is allowed or refused as the policy says, and
+ * foreign architectures kill (the worker roles' are in test_sandbox). */
 static void
 policies_enforce_every_rule(void)
 {
-	policy_check(FILTER_JAIL, FAM(AF_UNIX));
-	policy_check(
-	    FILTER_JAIL_NET, FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6));
-	policy_check(FILTER_MODEL,
-	    FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6) | FAM(AF_NETLINK));
-	policy_check(FILTER_FS, FAM(AF_UNIX));
-	policy_check(FILTER_TOOL, FAM(AF_UNIX) | FAM(AF_INET) | FAM(AF_INET6));
+	jt_policy_check(FILTER_JAIL, JT_FAM(AF_UNIX), EAFNOSUPPORT);
+	jt_policy_check(FILTER_JAIL_NET,
+	    JT_FAM(AF_UNIX) | JT_FAM(AF_INET) | JT_FAM(AF_INET6), EAFNOSUPPORT);
 }
 
 static const struct harness_test tests[] = {
@@ -1054,10 +767,6 @@ static const struct harness_test tests[] = {
     HT(jail_cgroup_group),
     HT(jail_refuses_without_userns),
     HT(jail_probe_reports),
-    HT(lockdown_model),
-    HT(lockdown_fs),
-    HT(lockdown_tool),
-    HT(lockdown_covers_threads),
 };
 
 HARNESS_MAIN(tests)

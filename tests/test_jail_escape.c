@@ -301,26 +301,6 @@ escape_links_and_proc(void)
 	jt_free(&r);
 }
 
-/* listen_tcp - a TCP listener on 127.0.0.1; its port in *port. */
-static int
-listen_tcp(int type, int *port)
-{
-	struct sockaddr_in a;
-	socklen_t len = sizeof(a);
-	int fd = socket(AF_INET, type | SOCK_NONBLOCK, 0);
-
-	CHECK(fd >= 0);
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CHECK(bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	if (type == SOCK_STREAM)
-		CHECK(listen(fd, 8) == 0);
-	CHECK(getsockname(fd, (struct sockaddr *)&a, &len) == 0);
-	*port = ntohs(a.sin_port);
-	return fd;
-}
-
 /* No TCP, UDP or DNS gets out; with --net (a person's setting) the same
  * TCP connect reaches the host, so the check can see a leak. */
 static void
@@ -334,8 +314,8 @@ escape_network(void)
 	const char *argv[] = {"python3", "-c", script, NULL, NULL};
 
 	world_make(&w);
-	tcp = listen_tcp(SOCK_STREAM, &tport);
-	udp = listen_tcp(SOCK_DGRAM, &uport);
+	tcp = jt_listen_tcp(SOCK_STREAM, &tport);
+	udp = jt_listen_tcp(SOCK_DGRAM, &uport);
 	snprintf(script, sizeof(script),
 	    "import socket\n"
 	    "def t(name, f):\n"

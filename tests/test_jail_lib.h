@@ -7,6 +7,7 @@
 #define SHIRO_TEST_JAIL_LIB_H
 
 #include "proto/buf.h"
+#include "sandbox/filter.h"
 #include "sandbox/jail.h"
 
 struct jt_run {
@@ -40,5 +41,28 @@ const char *jt_probe(const char *ws);
 
 /* jt_host_has - whether a host process's command line contains marker. */
 int jt_host_has(const char *marker);
+
+/* jt_listen_tcp - a non-blocking socket of type (SOCK_STREAM, listening,
+ * or SOCK_DGRAM) bound to 127.0.0.1 on a port the kernel picks, which
+ * goes into *port. */
+int jt_listen_tcp(int type, int *port);
+
+/* A socket family's bit in jt_policy_check's families. */
+#define JT_FAM(f) (1ull << (f))
+
+/* jt_install - install policy in the calling thread alone: the jail's
+ * refusal program, or a worker role's programs (self: the pid they let
+ * kill name).  0 or -1. */
+int jt_install(enum filter_policy policy, long self);
+
+/*
+ * jt_policy_check - in forked children: install policy, make every
+ * named refusal with arguments that would fail otherwise (EFAULT,
+ * EBADF, ...) and check its errno; check each socket family (allowed if
+ * in families, else refused with family_err) and personality; and check
+ * that a foreign-architecture call kills the process.
+ */
+void jt_policy_check(
+    enum filter_policy policy, unsigned long long families, int family_err);
 
 #endif

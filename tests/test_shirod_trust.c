@@ -817,8 +817,7 @@ jailed_env(char **envp, const char *ws)
 static void
 no_secret_in_any_environment(void)
 {
-	const char *home = harness_tmpdir();
-	char *cfg, *got, ws[PATH_MAX];
+	char home[PATH_MAX], *cfg, *got, ws[PATH_MAX];
 	struct wk w[8];
 	uint64_t end;
 	void *sock;
@@ -830,9 +829,12 @@ no_secret_in_any_environment(void)
 	    access(tsd_bin("shiro-tool-worker"), X_OK) != 0 ||
 	    access(tsd_bin("shiro-fs-worker"), X_OK) != 0)
 		harness_skip("the worker programs are not built");
+	snprintf(home, sizeof(home), "%s/home", harness_tmpdir());
+	CHECK(mkdir(home, 0700) == 0);
 	tsd_write(home, "rogue", "serve");
 	tsd_write(home, "keyfile", secrets[1]);
-	snprintf(ws, sizeof(ws), "%s/ws", home);
+	/* The workspace beside the home: the workers hide the home. */
+	snprintf(ws, sizeof(ws), "%s/ws", harness_tmpdir());
 	CHECK(mkdir(ws, 0700) == 0);
 	setenv("SHIRO_TEST_KEY", secrets[0], 1);
 	setenv("ANTHROPIC_API_KEY", secrets[2], 1);
@@ -845,9 +847,10 @@ no_secret_in_any_environment(void)
 	    "\"keyFile\": \"%s/keyfile\"}}, \"workers\": [{\"role\": "
 	    "\"model\", \"provider\": \"pe\", \"path\": \"%s\"}, {\"role\": "
 	    "\"model\", \"provider\": \"pf\", \"path\": \"%s\"}, {\"role\": "
-	    "\"model\"}, {\"role\": \"tool\"}, {\"role\": \"fs\"}]}",
+	    "\"model\"}, {\"role\": \"tool\", \"workspace\": \"%s\"}, "
+	    "{\"role\": \"fs\", \"workspace\": \"%s\"}]}",
 	    home, tsd_bin("tests/test_shirod_trust"),
-	    tsd_bin("tests/test_shirod_trust"));
+	    tsd_bin("tests/test_shirod_trust"), ws, ws);
 	pid = start(home, cfg);
 	free(cfg);
 	got = wait_file(home_file(home, "got-secret-pe"), 10000);

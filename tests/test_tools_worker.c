@@ -29,7 +29,7 @@ struct tw {
 };
 
 /* tw_start - bind the ROUTER and start the worker program prog, with
- * SHIRO_WORKSPACE set to ws (NULL: unset). */
+ * --workspace ws (NULL: none). */
 static void
 tw_start(struct tw *w, const char *prog, const char *ws)
 {
@@ -51,11 +51,13 @@ tw_start(struct tw *w, const char *prog, const char *ws)
 		 * reach of LeakSanitizer, in ASan builds. */
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 		if (ws != NULL)
-			setenv("SHIRO_WORKSPACE", ws, 1);
+			execl(path, path, "--endpoint", w->endpoint,
+			    "--heartbeat-ms", "200", "--give-up-ms", "20000",
+			    "--workspace", ws, (char *)NULL);
 		else
-			unsetenv("SHIRO_WORKSPACE");
-		execl(path, path, "--endpoint", w->endpoint, "--heartbeat-ms",
-		    "200", "--give-up-ms", "20000", (char *)NULL);
+			execl(path, path, "--endpoint", w->endpoint,
+			    "--heartbeat-ms", "200", "--give-up-ms", "20000",
+			    (char *)NULL);
 		_exit(127);
 	}
 }
@@ -148,7 +150,7 @@ fs_worker_runs_file_tools(void)
 
 	tt_setup(&t);
 	tt_put(t.ws, "a.txt", "hello\n");
-	tw_start(&w, "shiro-fs-worker", NULL);
+	tw_start(&w, "shiro-fs-worker", t.ws);
 	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
 	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "fs") == 0);
 	msg_destroy(&m);
@@ -202,7 +204,7 @@ tool_worker_streams_and_cancels(void)
 	if (f.missing[0] != '\0')
 		harness_skip("the jail lacks: %s", f.missing);
 	tt_setup(&t);
-	tw_start(&w, "shiro-tool-worker", NULL);
+	tw_start(&w, "shiro-tool-worker", t.ws);
 	m = tw_recv(&w, MSG_READY, MSG_READY, 5000);
 	CHECK(msg_get_str(m, "role", &s, NULL) == 0 && strcmp(s, "tool") == 0);
 	msg_destroy(&m);
@@ -274,7 +276,82 @@ fs_worker_serves_one_workspace(void)
 	tw_stop(&w);
 }
 
+/* tw_ok - run tool with args in ws and check that its result is ok. */
+static void
+tw_ok(struct tw *w, unsigned id, const char *tool, const char *args,
+    const char *ws)
+{
+	struct msg *m;
+	json_t *doc;
+
+	tw_job(w, id, tool, args, ws);
+	m = tw_recv(w, MSG_RESULT, MSG_FAIL, 5000);
+	CHECKF(msg_type(m) == MSG_RESULT, "%s: FAIL", tool);
+	doc = tw_result(m);
+	CHECKF(tt_ok(doc), "%s: %s", tool,
+	    tt_str(doc, "error") ? tt_str(doc, "error") : "not ok");
+	json_decref(doc);
+	msg_destroy(&m);
+}
+
+/* Every file tool works in the locked-down fs worker: its allow-list
+ * and its Landlock rules hold what the tools need. */
+static void
+fs_worker_runs_every_file_tool(void)
+{
+	struct tt t;
+	struct tw w = {0};
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "one\ntwo\n");
+	tt_put(t.ws, "sub/b.txt", "three\n");
+	tw_start(&w, "shiro-fs-worker", t.ws);
+	drop_ready(&w);
+	tw_ok(&w, 1, "read_file", "{\"path\":\"a.txt\"}", t.ws);
+	tw_ok(&w, 2, "read_many_files", "{\"paths\":[\"a.txt\",\"sub/b.txt\"]}",
+	    t.ws);
+	tw_ok(&w, 3, "list_dir", "{\"path\":\".\",\"depth\":3}", t.ws);
+	tw_ok(&w, 4, "glob", "{\"pattern\":\"**/*.txt\"}", t.ws);
+	tw_ok(&w, 5, "grep", "{\"pattern\":\"t.o\"}", t.ws);
+	tw_ok(&w, 6, "write_file",
+	    "{\"path\":\"new/c.txt\",\"content\":\"x\\n\"}", t.ws);
+	tw_ok(&w, 7, "edit_file",
+	    "{\"path\":\"a.txt\",\"old_string\":\"one\",\"new_string\":\"1\"}",
+	    t.ws);
+	tw_ok(&w, 8, "multi_edit",
+	    "{\"path\":\"a.txt\",\"edits\":[{\"old_string\":\"two\","
+	    "\"new_string\":\"2\"}]}",
+	    t.ws);
+	tw_ok(&w, 9, "apply_patch",
+	    "{\"patch\":\"--- a/sub/b.txt\\n+++ b/sub/b.txt\\n@@ -1 +1 @@\\n"
+	    "-three\\n+3\\n\"}",
+	    t.ws);
+	tw_ok(&w, 10, "move_file", "{\"from\":\"new/c.txt\",\"to\":\"d.txt\"}",
+	    t.ws);
+	tw_ok(&w, 11, "delete_file", "{\"path\":\"d.txt\"}", t.ws);
+	CHECK(tt_same(t.ws, "a.txt", "1\n2\n"));
+	CHECK(tt_same(t.ws, "sub/b.txt", "3\n"));
+	CHECK(!tt_exists(t.ws, "d.txt") && !tt_exists(t.ws, "new/c.txt"));
+	tw_stop(&w);
+}
+
+/* An fs worker without --workspace refuses to start. */
+static void
+fs_worker_needs_a_workspace(void)
+{
+	struct tw w = {0};
+	int st;
+
+	tw_start(&w, "shiro-fs-worker", NULL);
+	CHECK(waitpid(w.pid, &st, 0) == w.pid);
+	w.pid = 0;
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 1);
+	tw_stop(&w);
+}
+
 static const struct harness_test tests[] = {
+    HT(fs_worker_runs_every_file_tool),
+    HT(fs_worker_needs_a_workspace),
     HT(fs_worker_runs_file_tools),
     HT(tool_worker_streams_and_cancels),
     HT(fs_worker_serves_one_workspace),

@@ -192,28 +192,78 @@ silent_broker_reconnect_then_give_up(void)
 	tw_stop(&t);
 }
 
+/* same_ident - whether a and b are the same ZeroMQ identity. */
+static bool
+same_ident(const struct msg_ident *a, const struct msg_ident *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
 /*
- * The model worker is in its jail once READY arrives (seccomp filter,
- * no_new_privs), and from there it still reconnects and still works.
+ * The model worker is locked down once READY arrives (seccomp filter,
+ * no_new_privs, no capability), and keeps its one connection: a broker
+ * silent for longer than 3 heartbeats gets neither a new connection nor
+ * a second READY, and is still served on the old one.  A broker that
+ * closes its socket and binds a new one is never reached again (the
+ * worker can make no Unix socket), and the worker, whose ZeroMQ keeps
+ * failing to make one, neither aborts nor hangs: it gives up after
+ * --give-up-ms.
  */
 static void
-model_worker_jailed_and_reconnects(void)
+model_worker_keeps_its_connection(void)
 {
+	struct zsock_poll it = {NULL, -1, ZSOCK_IN, 0};
 	struct tw t = {0};
+	struct msg_ident first, from;
+	struct msg *m;
+	long long end;
+	int beats = 0, st = -1;
 	char *text;
 
-#if defined(__SANITIZE_ADDRESS__)
-	harness_skip("sanitizer builds run the model worker without its jail");
-#endif
-	tw_start(&t, "../shiro-model-worker", 100, 5000, NULL, NULL);
+	tw_start(&t, "../shiro-model-worker", 100, 2000, NULL, NULL);
 	tw_drop(tw_recv(&t, MSG_READY, 5000));
+	first = t.id;
 	CHECK(tw_status_has(&t, "Seccomp:\t2"));
 	CHECK(tw_status_has(&t, "NoNewPrivs:\t1"));
-	tw_drop(tw_recv(&t, MSG_READY, 3000)); /* after 3 silent heartbeats */
+	CHECK(tw_status_has(&t, "CapEff:\t0000000000000000"));
+	if (geteuid() == 0)
+		CHECK(tw_status_has(&t, "CapBnd:\t0000000000000000"));
+	/* 6 heartbeats of silence: heartbeats on the first connection. */
+	it.sock = t.router;
+	end = zsock_now_ms() + 600;
+	while (zsock_now_ms() < end) {
+		if (zsock_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
+			continue;
+		while (msg_recv(t.router, &m, &from) == 0) {
+			CHECKF(msg_type(m) == MSG_HEARTBEAT,
+			    "%s during the silence",
+			    msg_type_name(msg_type(m)));
+			CHECK(same_ident(&from, &first));
+			beats++;
+			msg_destroy(&m);
+		}
+	}
+	CHECK(beats >= 3);
 	tw_send(&t, compact(1, 0, "user", "still here", NULL));
 	text = answer(&t, MSG_RESULT, 1, "text");
 	CHECK_EQ_STR(text, "user: still here");
+	CHECK(same_ident(&t.id, &first));
 	free(text);
+	/* A new socket on the same path: nothing ever reaches it. */
+	zsock_close(&t.router);
+	CHECK(zsock_router(t.endpoint, NULL, &t.router) == 0);
+	it.sock = t.router;
+	end = zsock_now_ms() + 10000;
+	while (zsock_now_ms() < end && st < 0) {
+		if (zsock_poll(&it, 1, 50) > 0 &&
+		    msg_recv(t.router, &m, &from) == 0) {
+			msg_destroy(&m);
+			harness_fail(__FILE__, __LINE__,
+			    "the locked-down worker reconnected");
+		}
+		st = tw_exit(&t, 1);
+	}
+	CHECK_EQ_INT(st, WORKER_EXIT_GONE);
 	tw_stop(&t);
 }
 
@@ -484,9 +534,34 @@ credential_fd_gives_curve(void)
 	zsock_term();
 }
 
+/* A worker whose broker never answers the handshake gives up: at most
+ * 10 s, or --give-up-ms when shorter, and exits WORKER_EXIT_GONE without
+ * ever locking down on a connection it does not have. */
+static void
+no_handshake_no_start(void)
+{
+	char path[PATH_MAX], ep[PATH_MAX + 16];
+	int st;
+	pid_t pid;
+
+	tw_bin("../shiro-model-worker", path, sizeof(path));
+	snprintf(ep, sizeof(ep), "ipc://%s/nobody.sock", harness_tmpdir());
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		execl(path, path, "--endpoint", ep, "--give-up-ms", "300",
+		    (char *)NULL);
+		_exit(127);
+	}
+	CHECK(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st));
+	CHECK_EQ_INT(WEXITSTATUS(st), WORKER_EXIT_GONE);
+}
+
 static const struct harness_test tests[] = {
+    HT(no_handshake_no_start),
     HT(model_worker_compacts),
-    HT(model_worker_jailed_and_reconnects),
+    HT(model_worker_keeps_its_connection),
     HT(heartbeats_flow),
     HT(silent_broker_reconnect_then_give_up),
     HT(malformed_input_exits),

@@ -68,6 +68,9 @@ static const struct worker_role testrole = {
     .role = "tool",
     .provider = "test",
     .jobs = 1,
+    /* Unconfined, so that it can reconnect (test_worker checks the
+     * skeleton's reconnection with it). */
+    .sandbox = WORKER_NO_SANDBOX,
     .service = testrole_service,
 };
 
@@ -75,5 +78,5 @@ static const struct worker_role testrole = {
 int
 main(int argc, char **argv)
 {
-	return worker_main(argc, argv, &testrole);
+	worker_main(argc, argv, &testrole);
 }

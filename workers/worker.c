@@ -1,6 +1,7 @@
 /*
- * worker.c - the worker skeleton: command line, secret, set-up, jail,
- * connection, heartbeats, jobs, cancellation and reconnection.
+ * worker.c - the worker skeleton: command line, secret, set-up,
+ * confinement, connection, lockdown, heartbeats, jobs, cancellation and
+ * (for a role without a sandbox) reconnection.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -17,15 +18,21 @@
 #include "proto/msg.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
+#include "sandbox/sandbox.h"
 #include "workers/worker.h"
 
 #define WORKER_BACKOFF_MIN 500 /* ms before the first reconnection */
 #define WORKER_BACKOFF_MAX 8000 /* ms between reconnections at most */
+#define WORKER_HANDSHAKE_MS 10000 /* the first connection's bound */
 
 struct worker {
 	const struct worker_role *role;
 	char *endpoint;
 	char *provider;
+	char *workspace; /* --workspace, or NULL */
+	bool net; /* --net */
+	bool locked; /* the lockdown is in force: no new connection */
+	bool confined; /* its file rules are: no /proc, perhaps */
 	unsigned char secret[WORKER_SECRET_MAX];
 	size_t secret_len;
 	bool has_secret;
@@ -73,6 +80,12 @@ static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 	zsock_term();
 	explicit_bzero(w->secret, sizeof(w->secret));
 	explicit_bzero(&w->cred, sizeof(w->cred));
+	if (w->confined) {
+		/* A leak checker run by exit() needs /proc and ptrace, which
+		 * the confinement and the lockdown took away. */
+		fflush(NULL);
+		_exit(status);
+	}
 	exit(status);
 }
 
@@ -370,6 +383,14 @@ worker_wait(struct worker *w, long ms, struct zsock_poll *items, int n)
 		    now - w->last_recv);
 		worker_exit(w, WORKER_EXIT_GONE);
 	}
+	if (w->locked) {
+		/* No new socket can be made now: the connection we have is
+		 * the only one, and the broker may yet answer on it. */
+		log_warnx("the broker is silent: waiting on the connection "
+			  "(a locked-down worker makes no other)");
+		w->reconnect_at = w->last_recv + w->give_up_ms;
+		return 0;
+	}
 	log_warnx("the broker is silent: reconnecting to %s", w->endpoint);
 	worker_dial(w);
 	worker_ready(w);
@@ -606,7 +627,8 @@ worker_usage(FILE *fp, const char *prog, const struct worker_role *role)
 {
 	fprintf(fp,
 	    "usage: %s [--endpoint URL] [--provider NAME] [--secret-fd N]\n"
-	    "       [--cred-fd N] [--heartbeat-ms N] [--give-up-ms N]\n"
+	    "       [--cred-fd N] [--workspace DIR] [--net]\n"
+	    "       [--heartbeat-ms N] [--give-up-ms N]\n"
 	    "A shiro %s worker: shirod starts it and gives it jobs.\n"
 	    "  --endpoint URL    the broker's worker socket (default\n"
 	    "                    ipc://$SHIRO_HOME/run/workers.sock)\n"
@@ -614,6 +636,9 @@ worker_usage(FILE *fp, const char *prog, const struct worker_role *role)
 	    "  --secret-fd N     read the provider's key from this fd\n"
 	    "  --cred-fd N       read the credential shirod gives it from\n"
 	    "                    this fd (its CURVE keys for the socket)\n"
+	    "  --workspace DIR   the workspace it serves (the fs role needs "
+	    "one)\n"
+	    "  --net             its jails may use the network (tool role)\n"
 	    "  --heartbeat-ms N  heartbeat interval (default 1000)\n"
 	    "  --give-up-ms N    exit after this long without the broker\n"
 	    "                    (default 30000)\n",
@@ -636,21 +661,89 @@ worker_number(const char *opt, const char *s)
 	return v;
 }
 
-/* worker_main - run a worker process. */
-int
-worker_main(int argc, char **argv, const struct worker_role *role)
+/* worker_confine - the role's file confinement, while single-threaded,
+ * then the role's own threads. */
+static void
+worker_confine(struct worker *w, struct sandbox **sbp)
+{
+	struct sandbox_opts o;
+	int rc;
+
+	*sbp = NULL;
+	if (w->role->sandbox != WORKER_NO_SANDBOX) {
+		memset(&o, 0, sizeof(o));
+		o.workspace = w->workspace;
+		o.endpoint = w->endpoint;
+		o.net = w->net;
+		rc = sandbox_confine(
+		    (enum sandbox_role)w->role->sandbox, &o, sbp);
+		if (rc < 0) {
+			log_warnx("%s worker: cannot confine itself: %s",
+			    w->role->role, err_str(rc));
+			w->confined = true; /* perhaps in part */
+			worker_exit(w, WORKER_EXIT_FATAL);
+		}
+		w->confined = true;
+	}
+	if (w->role->confined != NULL && (rc = w->role->confined(w)) < 0) {
+		log_warnx("%s worker: %s", w->role->role, err_str(rc));
+		worker_exit(w, WORKER_EXIT_FATAL);
+	}
+}
+
+/* worker_connect - the first connection, waited for until its handshake
+ * succeeded (bounded), then the lockdown: from there no socket can be
+ * made, so a connection still in the making would never be. */
+static void
+worker_connect(struct worker *w, struct sandbox *sb)
+{
+	struct zsock_opts opts = {0};
+	int rc;
+
+	opts.heartbeat_ms = (int)w->hb_ms;
+	/* With a credential, the broker's socket is a CURVE server that
+	 * admits only this process's key. */
+	opts.curve = w->has_cred ? &w->cred : NULL;
+	rc = zsock_dealer_wait(sb ? sandbox_endpoint(sb) : w->endpoint, &opts,
+	    w->give_up_ms < WORKER_HANDSHAKE_MS ? w->give_up_ms
+						: WORKER_HANDSHAKE_MS,
+	    &w->sock);
+	if (rc < 0) {
+		log_warnx("no connection to the broker at %s: %s", w->endpoint,
+		    err_str(rc));
+		sandbox_destroy(&sb);
+		worker_exit(w, WORKER_EXIT_GONE);
+	}
+	if (sb != NULL) {
+		rc = sandbox_lockdown(sb);
+		sandbox_destroy(&sb);
+		if (rc < 0) {
+			log_warnx("%s worker lockdown failed: %s",
+			    w->role->role, err_str(rc));
+			worker_exit(w, WORKER_EXIT_FATAL);
+		}
+		w->locked = true;
+	}
+}
+
+/* worker_start - run a worker's start-up, up to its READY. */
+struct worker *
+worker_start(int argc, char **argv, const struct worker_role *role)
 {
 	static const struct option opts[] = {
 	    {"endpoint", required_argument, NULL, 'e'},
 	    {"provider", required_argument, NULL, 'p'},
 	    {"secret-fd", required_argument, NULL, 's'},
 	    {"cred-fd", required_argument, NULL, 'c'},
+	    {"workspace", required_argument, NULL, 'w'},
+	    {"net", no_argument, NULL, 'n'},
 	    {"heartbeat-ms", required_argument, NULL, 'b'},
 	    {"give-up-ms", required_argument, NULL, 'g'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct worker *w = xcalloc(1, sizeof(*w));
+	struct sandbox *sb;
 	struct sigaction sa;
 	int c, secret_fd = -1, cred_fd = -1, rc;
 
@@ -674,6 +767,13 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 		case 'c':
 			cred_fd = (int)worker_number("--cred-fd", optarg);
 			break;
+		case 'w':
+			free(w->workspace);
+			w->workspace = xstrdup(optarg);
+			break;
+		case 'n':
+			w->net = true;
+			break;
 		case 'b':
 			w->hb_ms = worker_number("--heartbeat-ms", optarg);
 			break;
@@ -682,15 +782,15 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 			break;
 		case 'h':
 			worker_usage(stdout, argv[0], role);
-			return WORKER_EXIT_OK;
+			exit(WORKER_EXIT_OK);
 		default:
 			worker_usage(stderr, argv[0], role);
-			return WORKER_EXIT_USAGE;
+			exit(WORKER_EXIT_USAGE);
 		}
 	}
 	if (optind != argc) {
 		worker_usage(stderr, argv[0], role);
-		return WORKER_EXIT_USAGE;
+		exit(WORKER_EXIT_USAGE);
 	}
 	if (w->endpoint == NULL)
 		w->endpoint = worker_default_endpoint();
@@ -713,23 +813,21 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 		    "%s worker set-up failed: %s", role->role, err_str(rc));
 		worker_exit(w, WORKER_EXIT_FATAL);
 	}
-	/*
-	 * Connect before the jail, so that the ZeroMQ context, its I/O
-	 * thread and the first socket exist before the filter does; a later
-	 * reconnection only makes a socket, which every role's filter keeps.
-	 */
-	worker_dial(w);
-	if (role->lockdown != NULL && (rc = role->lockdown(w)) < 0) {
-		log_warnx(
-		    "%s worker lockdown failed: %s", role->role, err_str(rc));
-		worker_exit(w, WORKER_EXIT_FATAL);
-	}
+	worker_confine(w, &sb);
+	worker_connect(w, sb);
 	worker_ready(w);
 	w->last_recv = zsock_now_ms();
 	w->reconnect_at = w->last_recv + 3 * w->hb_ms;
 	w->backoff = WORKER_BACKOFF_MIN;
+	return w;
+}
+
+/* worker_serve - heartbeats and jobs until the end. */
+void
+worker_serve(struct worker *w)
+{
 	for (;;) {
-		if (role->async != NULL) {
+		if (w->role->async != NULL) {
 			worker_async_round(w);
 			continue;
 		}
@@ -737,6 +835,34 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 		if (w->pending != NULL)
 			worker_run(w);
 	}
+}
+
+/* worker_main - run a worker process. */
+int
+worker_main(int argc, char **argv, const struct worker_role *role)
+{
+	worker_serve(worker_start(argc, argv, role));
+}
+
+/* worker_workspace - --workspace, or NULL. */
+const char *
+worker_workspace(const struct worker *w)
+{
+	return w->workspace;
+}
+
+/* worker_net - whether --net was given. */
+bool
+worker_net(const struct worker *w)
+{
+	return w->net;
+}
+
+/* worker_locked - whether the lockdown is in force. */
+bool
+worker_locked(const struct worker *w)
+{
+	return w->locked;
 }
 
 /* worker_provider - the provider this worker serves. */

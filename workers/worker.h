@@ -2,33 +2,41 @@
  * worker.h - the skeleton every worker program runs in.
  *
  * As in Postfix, a role's main() only hands its description to
- * worker_main(), which does the rest:
+ * worker_main(), which does the rest, in this order:
  *
- *   1. parses the command line (--endpoint, --provider, --cred-fd, ...);
- *   2. reads its credential from --cred-fd (the CURVE key pair shirod
- *      made for this process and the broker's public key) and the secret
- *      from --secret-fd if given (never from argv or the environment),
- *      then closes those descriptors;
- *   3. pre-jail set-up: the role's setup hook (open what it needs);
- *   4. connects a DEALER to the broker (ZeroMQ's thread and sockets
- *      exist before the jail, as sandbox.h asks);
- *   5. the role's lockdown hook: the jail (sandbox_lockdown() per role),
- *      then READY;
+ *   1. parses the command line (--endpoint, --provider, --cred-fd,
+ *      --secret-fd, --workspace, --net, ...), reads its credential from
+ *      --cred-fd (the CURVE key pair shirod made for this process and
+ *      the broker's public key) and the secret from --secret-fd if given
+ *      (never from argv or the environment), closing those fds;
+ *   2. the role's setup hook (open what it needs, check its options);
+ *   3. confines the process while it still has one thread
+ *      (sandbox_confine(): no capabilities, the role's Landlock rules or
+ *      the tool role's own namespace), then the role's confined hook,
+ *      where a role starts threads of its own if it has any;
+ *   4. connects a DEALER to the broker (CURVE with the credential) and
+ *      waits, at most 10 s (or --give-up-ms if shorter), until the
+ *      connection's handshake succeeded (else exits WORKER_EXIT_GONE);
+ *   5. locks down (sandbox_lockdown(): the role's system-call allow-list
+ *      on every thread, ZeroMQ's included): from here no socket can be
+ *      made, so this connection is the worker's only one; then READY;
  *   6. serves: heartbeats every --heartbeat-ms both ways, runs each JOB
  *      through the role's service function, which may stream CHUNKs and
  *      ends in RESULT or FAIL; CANCEL interrupts a running job; SECRET
  *      replaces the secret; SHUTDOWN exits.  An asynchronous role (its
  *      `async` hooks set) serves several jobs at once instead: see
  *      struct worker_async;
- *   7. when the broker is silent for 3 heartbeats it reconnects with
- *      backoff (0.5 s doubling to 8 s) and sends READY again; after
- *      --give-up-ms of silence it exits with WORKER_EXIT_GONE.
+ *   7. when the broker is silent for 3 heartbeats a locked-down worker
+ *      keeps waiting on its connection (a role without a sandbox, which
+ *      only tests have, reconnects with backoff 0.5 s doubling to 8 s
+ *      and sends READY again); after --give-up-ms of silence it exits
+ *      with WORKER_EXIT_GONE.
  *
  * A malformed message from the broker, or a type the broker may not send
  * to a worker, makes the worker exit with WORKER_EXIT_PROTO: the broker
  * is the trusted side, so that is a bug or an impostor.
  *
- * The service function runs in the worker's only thread.  A long job
+ * The service function runs in the worker's main thread.  A long job
  * calls worker_poll() (or worker_chunk()) often, at least every few
  * hundred milliseconds: that keeps the heartbeats going and returns
  * -SHIRO_ERR_CANCELED once the broker canceled the job.
@@ -106,32 +114,60 @@ struct worker_async {
 	void (*ready)(struct worker *w, struct zsock_poll *items, int n);
 };
 
+/* A role's sandbox field when it has none: test roles only. */
+#define WORKER_NO_SANDBOX (-1)
+
 /* What a role gives worker_main(). */
 struct worker_role {
 	const char *role; /* "model", "tool" or "fs": READY's role */
 	const char *provider; /* READY's provider unless --provider says */
 	unsigned jobs; /* jobs at once: READY's jobs (1 when synchronous) */
-	/* Pre-jail set-up, after the secret is read; NULL for none. */
+	/* Set-up before the confinement, after the secret is read; NULL for
+	 * none.  Return 0, or a negative SHIRO_ERR_* to exit. */
 	int (*setup)(struct worker *w);
-	/*
-	 * The jail: called after setup and the first connection, before
-	 * READY.  A role calls sandbox_lockdown() (sandbox/sandbox.h) here;
-	 * NULL for none.  Return 0, or a negative SHIRO_ERR_* to exit.
-	 */
-	int (*lockdown)(struct worker *w);
+	/* The role's sandbox: a SANDBOX_ROLE_* of sandbox/sandbox.h, given
+	 * --workspace, --net and the endpoint; WORKER_NO_SANDBOX only for a
+	 * test role. */
+	int sandbox;
+	/* After the confinement, before the connection and the lockdown: a
+	 * role that has threads of its own starts them here, so that they
+	 * are confined like ZeroMQ's; after the lockdown no new ZeroMQ
+	 * socket can be made either.  NULL for none; a negative
+	 * SHIRO_ERR_* exits. */
+	int (*confined)(struct worker *w);
 	worker_service_fn service; /* a synchronous role; NULL if async */
 	const struct worker_async *async; /* an asynchronous role, or NULL */
 };
 
 /*
- * worker_main - run a worker process; returns the exit status for main().
- * Options: --endpoint URL (default ipc://$SHIRO_HOME/run/workers.sock,
- * $SHIRO_HOME defaulting to ~/.shiro), --provider NAME, --secret-fd N,
- * --cred-fd N (then the connection is CURVE with that credential, as
- * shirod's workers' socket requires), --heartbeat-ms N (default 1000),
+ * worker_main - run a worker process; never returns (it exits with one
+ * of WORKER_EXIT_*).  Options: --endpoint URL (default
+ * ipc://$SHIRO_HOME/run/workers.sock, $SHIRO_HOME defaulting to
+ * ~/.shiro), --provider NAME, --secret-fd N, --cred-fd N (then the
+ * connection is CURVE with that credential, as shirod's workers' socket
+ * requires), --workspace DIR, --net, --heartbeat-ms N (default 1000),
  * --give-up-ms N (default 30000), --help.
  */
-int worker_main(int argc, char **argv, const struct worker_role *role);
+int worker_main(int argc, char **argv, const struct worker_role *role)
+    __attribute__((noreturn));
+
+/*
+ * worker_start - steps 1 to 5 of worker_main: returns the worker, locked
+ * down and READY; exits on every failure.  worker_serve - steps 6 and 7.
+ * worker_main is the two in a row; a test payload runs between them.
+ */
+struct worker *worker_start(
+    int argc, char **argv, const struct worker_role *role);
+void worker_serve(struct worker *w) __attribute__((noreturn));
+
+/* worker_workspace - --workspace (borrowed), or NULL. */
+const char *worker_workspace(const struct worker *w);
+
+/* worker_net - whether --net was given. */
+bool worker_net(const struct worker *w);
+
+/* worker_locked - whether the lockdown is in force. */
+bool worker_locked(const struct worker *w);
 
 /*
  * worker_poll - keep the connection alive during a job: send a heartbeat
@@ -181,7 +217,7 @@ const char *worker_provider(const struct worker *w);
  */
 const unsigned char *worker_secret(const struct worker *w, size_t *lenp);
 
-/* worker_endpoint - the broker's endpoint (borrowed), for lockdown. */
+/* worker_endpoint - the broker's endpoint as given (borrowed). */
 const char *worker_endpoint(const struct worker *w);
 
 /* worker_set_data / worker_data - a pointer the role keeps in w. */

@@ -1,11 +1,12 @@
 /*
  * shiro-fs-worker - runs the file tools for the broker, confined to the
- * workspace: no exec, no network (workers/tool/service.c).
+ * workspace given with --workspace (it refuses to start without one):
+ * no exec, no socket (workers/tool/service.c, sandbox/sandbox.h).
  */
 #include "workers/tool/service.h"
 
 int
 main(int argc, char **argv)
 {
-	return worker_main(argc, argv, &service_fs_role);
+	worker_main(argc, argv, &service_fs_role);
 }

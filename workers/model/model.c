@@ -61,30 +61,15 @@ model_setup(struct worker *w)
 	return 0;
 }
 
-/*
- * model_lockdown - the model role's jail: network sockets (to reach the
- * providers) but no execve and no file writes (sandbox.h).
- */
-static int
-model_lockdown(struct worker *w)
-{
-	(void)w;
-#if defined(__SANITIZE_ADDRESS__)
-	/* ASan's leak check stops the world with ptrace, which the filter
-	 * refuses: sanitizer builds (tests only) run without the jail. */
-	log_info("sanitizer build: the model worker runs without its jail");
-	return 0;
-#else
-	return sandbox_lockdown(SANDBOX_ROLE_MODEL, NULL);
-#endif
-}
-
 static struct worker_role model_role = {
     .role = "model",
     .provider = "offline",
     .jobs = MODEL_JOBS_DEFAULT,
     .setup = model_setup,
-    .lockdown = model_lockdown,
+    /* Network sockets to reach the providers; its libraries, CA
+     * certificates and resolver files read-only; no execve, no file
+     * writes, no Unix socket (sandbox.h). */
+    .sandbox = SANDBOX_ROLE_MODEL,
     .async = &loop_async,
 };
 
@@ -225,5 +210,5 @@ main(int argc, char **argv)
 		return probe_run(&model_opts);
 	}
 	model_role.jobs = model_opts.jobs;
-	return worker_main(n, rest, &model_role);
+	worker_main(n, rest, &model_role);
 }

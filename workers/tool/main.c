@@ -22,5 +22,5 @@ main(int argc, char **argv)
 			log_init("shiro-tool-worker", LOG_LEVEL_INFO);
 			return once_main(argc, argv);
 		}
-	return worker_main(argc, argv, &service_tool_role);
+	worker_main(argc, argv, &service_tool_role);
 }

@@ -84,6 +84,8 @@ once_main(int argc, char **argv)
 {
 	const char *name = NULL, *json = NULL, *ws = ".";
 	const struct tool_def *def;
+	struct sandbox_opts so;
+	struct sandbox *sb = NULL;
 	struct tool_ctx ctx;
 	struct sigaction sa;
 	json_error_t jerr;
@@ -154,15 +156,19 @@ once_main(int argc, char **argv)
 	 * or use the network and (with Landlock) touches only the
 	 * workspace; bash only spawns jailed children. */
 	def = tool_find(name);
-	if (sandbox_lockdown(
+	memset(&so, 0, sizeof(so));
+	so.workspace = real;
+	if (sandbox_confine(
 		def->kind == TOOL_EXEC ? SANDBOX_ROLE_TOOL : SANDBOX_ROLE_FS,
-		real) < 0) {
+		&so, &sb) < 0 ||
+	    sandbox_lockdown(sb) < 0) {
 		fprintf(stderr,
 		    "shiro-tool-worker: cannot lock this process "
 		    "down; refusing to run unconfined\n");
 		rc = ONCE_EXIT_WORKSPACE;
 		goto out;
 	}
+	sandbox_destroy(&sb);
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = once_on_signal;
 	sigaction(SIGINT, &sa, NULL);
@@ -181,6 +187,7 @@ once_main(int argc, char **argv)
 	once_puts(text);
 	free(text);
 out:
+	sandbox_destroy(&sb);
 	if (fd >= 0)
 		close(fd);
 	json_decref(args);

@@ -17,25 +17,31 @@ struct service_run {
 	int canceled;
 };
 
-/* service_setup - read the environment into a cfg kept in w. */
+/* service_setup - read the command line's options into a cfg kept in
+ * w.  Both roles serve one workspace, which they must be given: the fs
+ * role's Landlock rule is made of it, and it is the one directory the
+ * tool role's view leaves writable. */
 static int
 service_setup(struct worker *w, int exec)
 {
-	struct service_cfg *cfg = xcalloc(1, sizeof(*cfg));
-	const char *ws = getenv("SHIRO_WORKSPACE");
-	const char *net = getenv("SHIRO_TOOL_NET");
+	struct service_cfg *cfg;
+	const char *ws = worker_workspace(w);
 	char real[PATH_MAX];
 
-	cfg->exec = exec;
-	cfg->net = exec && net != NULL && strcmp(net, "1") == 0;
-	if (ws != NULL && ws[0] != '\0') {
-		if (realpath(ws, real) == NULL) {
-			log_warn("SHIRO_WORKSPACE %s", ws);
-			free(cfg);
-			return -SHIRO_ERR_NOENT;
-		}
-		cfg->workspace = xstrdup(real);
+	if (ws == NULL || ws[0] == '\0') {
+		log_warnx("a%s worker serves one workspace: give --workspace",
+		    exec ? " tool" : "n fs");
+		return -SHIRO_ERR_INVAL;
 	}
+	cfg = xcalloc(1, sizeof(*cfg));
+	cfg->exec = exec;
+	cfg->net = exec && worker_net(w);
+	if (realpath(ws, real) == NULL) {
+		log_warn("--workspace %s", ws);
+		free(cfg);
+		return -SHIRO_ERR_NOENT;
+	}
+	cfg->workspace = xstrdup(real);
 	worker_set_data(w, cfg);
 	return 0;
 }
@@ -108,7 +114,7 @@ service_job(struct worker *w, const struct msg *job, struct msg *result)
 		    strerror(errno));
 		goto out;
 	}
-	if (cfg->workspace != NULL && strcmp(real, cfg->workspace) != 0) {
+	if (strcmp(real, cfg->workspace) != 0) {
 		worker_failure(w, "workspace", false,
 		    "this worker serves %s, "
 		    "not %s",
@@ -164,24 +170,13 @@ service_setup_tool(struct worker *w)
 	return service_setup(w, 1);
 }
 
-/* service_lockdown - the role's own jail: fs has no exec and no
- * network (Landlock to SHIRO_WORKSPACE when set); tool spawns only
- * jailed children. */
-static int
-service_lockdown(struct worker *w)
-{
-	struct service_cfg *cfg = worker_data(w);
-
-	return sandbox_lockdown(
-	    cfg->exec ? SANDBOX_ROLE_TOOL : SANDBOX_ROLE_FS, cfg->workspace);
-}
-
 const struct worker_role service_fs_role = {
     .role = "fs",
     .provider = "fs",
     .jobs = 1,
     .setup = service_setup_fs,
-    .lockdown = service_lockdown,
+    /* The workspace only; no exec, no socket (sandbox.h). */
+    .sandbox = SANDBOX_ROLE_FS,
     .service = service_job,
 };
 
@@ -190,6 +185,7 @@ const struct worker_role service_tool_role = {
     .provider = "jail",
     .jobs = 1,
     .setup = service_setup_tool,
-    .lockdown = service_lockdown,
+    /* Only jailed children; the secrets covered (sandbox.h). */
+    .sandbox = SANDBOX_ROLE_TOOL,
     .service = service_job,
 };

@@ -14,13 +14,14 @@
 
 #include "workers/worker.h"
 
-/* What a worker process was started with (its environment). */
+/* What a worker process was started with (its command line). */
 struct service_cfg {
 	int exec; /* may run bash (the tool role); 0 for the fs role */
-	int net; /* bash gets the network: SHIRO_TOOL_NET=1, a person's
-		     setting passed by the broker, never the model's */
-	char *workspace; /* SHIRO_WORKSPACE: the only workspace allowed
-			    (and the one Landlock confines to), or NULL */
+	int net; /* bash gets the network: --net, a person's setting
+		     passed by the broker, never the model's */
+	char *workspace; /* --workspace: the only workspace allowed (the
+			    fs role's Landlock rule, the one writable
+			    directory of the tool role's view) */
 };
 
 /* The two roles: file tools only (no exec, no network), and bash with
