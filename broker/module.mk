@@ -43,7 +43,9 @@ plan-demo: $(BUILD)/shiro-plan
 SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
-	broker/supervise.c
+	broker/supervise.c broker/provider.c \
+	broker/prompt.c broker/request.c broker/gate.c broker/usage.c \
+	broker/turn.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
@@ -140,3 +142,13 @@ $(BUILD)/tests/bench_store: $(BUILD)/tests/bench_store.o $(FOLD_OBJ) \
 	$(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB) | $(BUILD)/shiro-store
 	$(link)
 # --- end of the store tools' block
+
+# --- model calls (issue 9, the broker's half): providers, the prompt,
+# --- requests for the cache, the prefix gate, usage, turns.
+TESTS += $(BUILD)/tests/test_models
+OBJS += $(BUILD)/tests/test_models.o
+$(BUILD)/tests/test_models: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
+$(BUILD)/tests/test_models: $(BUILD)/tests/test_models.o $(HARNESS_OBJ) \
+	$(SHIROD_LIB) $(STORE_LIB) $(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(link)
+# --- end of the model calls' block

@@ -21,7 +21,10 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "provider.h"
 #include "shirod.h"
+
+extern char **environ;
 
 /* shirod_usage - the help text, to f. */
 static void
@@ -150,6 +153,36 @@ shirod_detach(const char *home)
 	return p[1];
 }
 
+/* shirod_providers_log - one line each for who serves turns and
+ * compactions, and the notes of the resolution (never a key). */
+static void
+shirod_providers_log(const struct config *cfg, const char *notes)
+{
+	const struct config_provider *tp = NULL, *mp;
+
+	if (cfg->turn_provider != NULL)
+		tp = config_provider(cfg, cfg->turn_provider);
+	mp = config_provider(cfg, cfg->memory.provider);
+	if (tp == NULL)
+		log_info("turns: no provider (set ANTHROPIC_API_KEY or "
+			 "OPENAI_API_KEY, or name one in config.json)");
+	else
+		log_info("turns: %s (%s at %s, model %s, key %s)", tp->name,
+		    tp->wire, tp->base_url,
+		    cfg->turns.model ? cfg->turns.model : "none",
+		    tp->key != NULL	? tp->key_from
+			: tp->needs_key ? "MISSING"
+					: "not needed");
+	if (mp != NULL)
+		log_info("compactions: %s%s%s", mp->name,
+		    cfg->memory.model ? ", model " : "",
+		    cfg->memory.model ? cfg->memory.model : "");
+	if (cfg->env_note != NULL)
+		log_info("%s", cfg->env_note);
+	if (notes != NULL)
+		log_info("%s", notes);
+}
+
 /* shirod_report - tell the waiting parent (if any) how start-up went. */
 static void
 shirod_report(int fd, int code, const char *msg)
@@ -220,6 +253,10 @@ main(int argc, char **argv)
 	memset(&b, 0, sizeof(b));
 	b.sigfd = -1;
 	rc = config_load(home, &b.cfg, &err);
+	/* The providers: config.json, then the environment of the shiro
+	 * that started this daemon (docs/providers.md). */
+	if (rc == 0 && (rc = provider_resolve(&b.cfg, environ, &err)) != 0)
+		config_free(&b.cfg);
 	if (rc != 0) {
 		fprintf(stderr, "shirod: %s/config.json: %s\n", home,
 		    err ? err : "cannot be read");
@@ -236,6 +273,10 @@ main(int argc, char **argv)
 	b.bindir = shirod_bindir(argv[0]);
 	if (o.daemon)
 		report = shirod_detach(home);
+	provider_load_keys(&b.cfg, &err);
+	shirod_providers_log(&b.cfg, err);
+	free(err);
+	err = NULL;
 	rc = broker_open(&b, &o, msg, sizeof(msg));
 	if (rc != BROKER_EXIT_OK) {
 		if (report < 0)

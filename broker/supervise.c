@@ -41,66 +41,26 @@ supervise_kill(
 		compact_requeue(b, job);
 }
 
-/* supervise_secret_read - the API key of provider p, or NULL if none. */
-static char *
-supervise_secret_read(const struct config_provider *p, size_t *lenp)
-{
-	char line[8192], *s;
-	size_t n;
-	FILE *f;
-
-	if (p->key_env != NULL) {
-		s = getenv(p->key_env);
-		if (s != NULL && *s != '\0') {
-			*lenp = strlen(s);
-			return xstrdup(s);
-		}
-		log_warnx("provider %s: $%s is not set", p->name, p->key_env);
-	}
-	if (p->key_file != NULL) {
-		f = fopen(p->key_file, "re");
-		if (f == NULL) {
-			log_warn("provider %s: %s", p->name, p->key_file);
-			return NULL;
-		}
-		s = fgets(line, sizeof(line), f);
-		fclose(f);
-		if (s == NULL)
-			return NULL;
-		n = strcspn(line, "\r\n");
-		line[n] = '\0';
-		*lenp = n;
-		s = xstrdup(line);
-		explicit_bzero(line, sizeof(line));
-		return s;
-	}
-	return NULL;
-}
-
 /* supervise_secret - send the provider's key to a newly ready worker. */
 static void
 supervise_secret(struct broker *b, struct pool_worker *w)
 {
 	const struct config_provider *p;
 	struct msg *m;
-	size_t len = 0;
-	char *key;
 
 	if (w->provider == NULL)
 		return;
 	p = config_provider(&b->cfg, w->provider);
-	if (p == NULL)
-		return;
-	key = supervise_secret_read(p, &len);
-	if (key == NULL)
+	/* The key was read once at start (provider_resolve from the
+	 * environment, provider_load_keys from keyFile) and stays in
+	 * memory; a keyless provider gets no SECRET. */
+	if (p == NULL || p->key == NULL)
 		return;
 	m = msg_new(MSG_SECRET);
 	msg_set_str(m, "provider", p->name);
-	msg_set_bin(m, "key", key, len);
+	msg_set_bin(m, "key", p->key, p->key_len);
 	if (msg_send(b->wsock, m, &w->ident) == 0)
 		w->secret_sent = 1;
-	explicit_bzero(key, len);
-	free(key);
 	msg_destroy(&m);
 }
 
@@ -111,7 +71,7 @@ supervise_ready(struct broker *b, const struct msg_ident *from,
 {
 	const char *role = "", *provider = "", *why = "";
 	struct pool_worker *w;
-	uint64_t pid = 0, version = 0, job = 0;
+	uint64_t pid = 0, version = 0, job = 0, jobs = 1;
 
 	(void)msg_get_str(m, "role", &role, NULL);
 	(void)msg_get_str(m, "provider", &provider, NULL);
@@ -132,6 +92,8 @@ supervise_ready(struct broker *b, const struct msg_ident *from,
 		    (unsigned long long)pid, role, provider, why);
 		return;
 	}
+	(void)msg_get_uint(m, "jobs", &jobs);
+	pool_capacity(w, jobs);
 	log_info("worker %u (%s %s, pid %llu) is ready", w->idx, role, provider,
 	    (unsigned long long)pid);
 	supervise_secret(b, w);
@@ -167,7 +129,9 @@ supervise_worker(struct broker *b, const struct msg_ident *from,
 	}
 	switch (t) {
 	case MSG_HEARTBEAT:
+		break;
 	case MSG_CHUNK:
+		compact_chunk(b, w, m, now);
 		break;
 	case MSG_RESULT:
 		compact_result(b, w, m, now);

@@ -17,6 +17,7 @@
 #include "broker/clients.h"
 #include "broker/config.h"
 #include "broker/pool.h"
+#include "broker/provider.h"
 #include "broker/timer.h"
 #include "proto/err.h"
 #include "proto/msg.h"
@@ -27,6 +28,17 @@ static int
 load(const char *text, struct config *cfg, char **errp)
 {
 	return config_load_text("/h", text, cfg, errp);
+}
+
+/* resolve - the providers of cfg in an empty environment. */
+static int
+resolve(struct config *cfg, char **errp)
+{
+	char *env[] = {NULL};
+
+	free(*errp);
+	*errp = NULL;
+	return provider_resolve(cfg, env, errp);
 }
 
 /* An empty file gives the design's numbers and the default endpoints. */
@@ -45,6 +57,8 @@ config_defaults_are_the_designs(void)
 	CHECK_EQ_INT(cfg.memory.settle_ms, 20000);
 	CHECK_EQ_INT(cfg.memory.retry_ms, 10000);
 	CHECK_EQ_INT(cfg.memory.failures, 3);
+	CHECK(cfg.memory.provider == NULL);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
 	CHECK_EQ_STR(cfg.memory.provider, "offline");
 	CHECK_EQ_STR(cfg.client_endpoint, "ipc:///h/run/shirod.sock");
 	CHECK_EQ_STR(cfg.worker_endpoint, "ipc:///h/run/workers.sock");
@@ -403,6 +417,7 @@ pool_missing_program_backs_off(void)
 	    config_load_text(dir,
 		"{\"restart\": {\"minMs\": 100, \"maxMs\": 1000}}", &cfg, &err),
 	    0);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
 	pool_init(&p, &cfg, "/nonexistent");
 	for (k = 0; k < 10; k++)
 		pool_tick(&p, 100000 * (k + 1), jobs, 2, &nj);
