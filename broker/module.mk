@@ -152,3 +152,11 @@ $(BUILD)/tests/test_models: $(BUILD)/tests/test_models.o $(HARNESS_OBJ) \
 	$(SHIROD_LIB) $(STORE_LIB) $(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 # --- end of the model calls' block
+# test_turn: turns through a real shirod against a scripted fake worker.
+TESTS += $(BUILD)/tests/test_turn
+OBJS += $(BUILD)/tests/test_turn.o
+$(BUILD)/tests/test_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_turn: $(BUILD)/tests/test_turn.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker
+	$(link)

@@ -498,6 +498,21 @@ provider_resolve(struct config *cfg, char *const *envp, char **errp)
 	return 0;
 }
 
+/* provider_forget_env - unset every key variable (see provider.h). */
+void
+provider_forget_env(const struct config *cfg)
+{
+	size_t k;
+
+	for (k = 0; k < PROVIDER_NPRESETS; k++)
+		if (provider_presets[k].key_env != NULL)
+			(void)unsetenv(provider_presets[k].key_env);
+	(void)unsetenv("SHIRO_API_KEY");
+	for (k = 0; k < cfg->nproviders; k++)
+		if (cfg->providers[k].key_env != NULL)
+			(void)unsetenv(cfg->providers[k].key_env);
+}
+
 /* provider_load_keys - read keyFile keys (see provider.h). */
 void
 provider_load_keys(struct config *cfg, char **notesp)

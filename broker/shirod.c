@@ -257,6 +257,9 @@ main(int argc, char **argv)
 	 * that started this daemon (docs/providers.md). */
 	if (rc == 0 && (rc = provider_resolve(&b.cfg, environ, &err)) != 0)
 		config_free(&b.cfg);
+	/* The keys are in memory now; no worker inherits a variable. */
+	if (rc == 0)
+		provider_forget_env(&b.cfg);
 	if (rc != 0) {
 		fprintf(stderr, "shirod: %s/config.json: %s\n", home,
 		    err ? err : "cannot be read");

@@ -96,6 +96,7 @@ struct turn {
 	int worker; /* its slot, -1 while it waits for one */
 	uint64_t sent_at;
 	int started, streamed, resent;
+	unsigned calls; /* calls sent */
 	struct buf reply; /* the text of every step */
 	struct usage_tokens usage;
 	const char *stop;
@@ -546,6 +547,7 @@ turn_send(struct broker *b, uint64_t now)
 	}
 	t->worker = (int)w->idx;
 	t->sent_at = now;
+	t->calls++;
 	pool_assign(w, t->job, now);
 	gate_sent(&b->gate, t->job, keys, nkeys, now);
 }
@@ -610,7 +612,7 @@ turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
 
 	if (t != NULL) {
 		/* A turn runs: the message joins it (rule 46). */
-		if (t->state == TURN_SETTLE || t->nsteps == 0)
+		if (t->calls == 0)
 			turn_hand_add(&t->early, &t->nearly, id, text, len);
 		else
 			turn_hand_add(&t->handed, &t->nhanded, id, text, len);
