@@ -623,12 +623,17 @@ turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
 		a->rid = rid;
 		a->id = id;
 		{
+			struct msg *ev = turn_event(t, "notice");
 			char note[96];
 
 			snprintf(note, sizeof(note),
 			    "message %llu is handed to the running turn",
 			    (unsigned long long)id);
-			turn_notice(b, t, "handed", note);
+			msg_set_str(ev, "code", "handed");
+			msg_set_str(ev, "text", note);
+			msg_val_set_int(
+			    msg_set_map(ev, "data"), "message", (int64_t)id);
+			out_publish(b, &ev);
 		}
 		return;
 	}

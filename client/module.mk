@@ -5,7 +5,7 @@
 CLIENT_LIB := $(BUILD)/libshiroclient.a
 CLIENT_SRCS := client/attach.c client/cmd.c client/conn.c client/daemon.c \
 	client/edit.c client/helper.c client/hist.c client/json_out.c \
-	client/render.c client/sha256.c
+	client/render.c client/sha256.c client/turn.c
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(CLIENT_OBJS) $(BUILD)/client/shiro.o
 $(CLIENT_LIB): $(CLIENT_OBJS)
@@ -39,3 +39,4 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
 
 SCRIPT_TESTS += tests/test_client_cli.sh
 SCRIPT_TESTS += tests/test_client_daemon.sh
+SCRIPT_TESTS += tests/test_client_turn.sh
