@@ -131,6 +131,16 @@ assert not any("mulling" in t for _, t in texts)
 PY
 then ok print_replies_are_logged; else no print_replies_are_logged "$(head -c 300 "$tmp/log.json")"; fi
 
+# shiro status: tokens per provider and model with the estimated cost
+# (120 in, 7 out, 90 cache reads and 30 cache writes at Sonnet's prices:
+# 120*3 + 7*15 + 90*0.3 + 30*3.75 millionths of a dollar = $0.000605).
+"$shiro" status >"$tmp/status.txt"
+if grep -q "fake claude-sonnet-4-5: 3 calls, 120 in + 90 cache read + 30 cache write, 7 out, \$0.000605" "$tmp/status.txt"; then
+	ok status_shows_usage_and_cost
+else
+	no status_shows_usage_and_cost "$(grep -A3 usage "$tmp/status.txt" | head -c 300)"
+fi
+
 # No provider at all: 4, and how to set one on stderr.
 export SHIRO_HOME=$tmp/none
 timeout 60 "$shiro" -p "anyone?" >"$tmp/n.out" 2>"$tmp/n.err"
