@@ -21,6 +21,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "doctor.h"
 #include "provider.h"
 #include "shirod.h"
 
@@ -30,24 +31,30 @@ extern char **environ;
 static void
 shirod_usage(FILE *f)
 {
-	fputs("usage: shirod [--home DIR] [--daemon] [--check-config] "
-	      "[--trace FILE]\n"
-	      "\n"
-	      "Runs the daemon of one shiro chat home ($SHIRO_HOME, default "
-	      "~/.shiro).\n"
-	      "Normally `shiro` starts it for you.\n"
-	      "\n"
-	      "  --home DIR      the chat home (created with mode 0700)\n"
-	      "  --daemon        detach; log to HOME/shirod.log; the first\n"
-	      "                  process exits once the daemon serves (0),\n"
-	      "                  or with the daemon's exit code\n"
-	      "  --check-config  read HOME/config.json, report, exit\n"
-	      "  --trace FILE    write the planner's events to FILE, in\n"
-	      "                  the language of build/shiro-plan (tests)\n"
-	      "\n"
-	      "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
-	      "config.json,\n"
-	      "3 another shirod already serves this home, 64 bad usage.\n",
+	fputs(
+	    "usage: shirod [--home DIR] [--daemon] [--check-config] "
+	    "[--trace FILE]\n"
+	    "       shirod [--home DIR] --doctor [--json]\n"
+	    "\n"
+	    "Runs the daemon of one shiro chat home ($SHIRO_HOME, default "
+	    "~/.shiro).\n"
+	    "Normally `shiro` starts it for you.\n"
+	    "\n"
+	    "  --home DIR      the chat home (created with mode 0700)\n"
+	    "  --daemon        detach; log to HOME/shirod.log; the first\n"
+	    "                  process exits once the daemon serves (0),\n"
+	    "                  or with the daemon's exit code\n"
+	    "  --check-config  read HOME/config.json, report, exit\n"
+	    "  --doctor        which providers serve turns and compactions\n"
+	    "                  with these settings and this environment, and\n"
+	    "                  whether their endpoints answer; then exit\n"
+	    "  --json          with --doctor: one JSON object\n"
+	    "  --trace FILE    write the planner's events to FILE, in\n"
+	    "                  the language of build/shiro-plan (tests)\n"
+	    "\n"
+	    "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
+	    "config.json,\n"
+	    "3 another shirod already serves this home, 64 bad usage.\n",
 	    f);
 }
 
@@ -208,13 +215,15 @@ main(int argc, char **argv)
 	    {"daemon", no_argument, NULL, 'd'},
 	    {"check-config", no_argument, NULL, 'c'},
 	    {"trace", required_argument, NULL, 't'},
+	    {"doctor", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct shirod_opts o;
 	struct broker b;
 	char msg[1024], *home, *err = NULL;
-	int ch, rc, report = -1;
+	int ch, rc, report = -1, doctor = 0, json = 0;
 
 	log_init("shirod", LOG_LEVEL_INFO);
 	memset(&o, 0, sizeof(o));
@@ -231,6 +240,12 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			o.trace = optarg;
+			break;
+		case 'D':
+			doctor = 1;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 'h':
 			shirod_usage(stdout);
@@ -266,6 +281,16 @@ main(int argc, char **argv)
 		free(err);
 		free(home);
 		return BROKER_EXIT_CONFIG;
+	}
+	if (doctor) {
+		b.bindir = shirod_bindir(argv[0]);
+		provider_load_keys(&b.cfg, &err);
+		rc = doctor_run(&b.cfg, b.bindir, err, json);
+		free(err);
+		free(b.bindir);
+		config_free(&b.cfg);
+		free(home);
+		return rc;
 	}
 	if (o.check_config) {
 		printf("shirod: %s/config.json is valid\n", home);

@@ -31,11 +31,35 @@ trap cleanup EXIT
 if [ ! -x "$shiro" ] || [ ! -x "$bin/shirod" ] || [ ! -x "$fake" ] ||
 	[ ! -x "$bin/shiro-model-worker" ]; then
 	echo "SKIP client_turn: build/shiro, shirod, the model worker and tests/test_turn are not all built"
-	exit 0
+	
+# shiro doctor without any provider: it says so, and exits non-zero.
+timeout 60 "$shiro" doctor --json >"$tmp/d.json" 2>"$tmp/d.err"
+rc=$?
+if [ $rc -ne 0 ] && python3 - "$tmp/d.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["models"]
+assert m["turns"] is None and m["compactions"]["provider"] == "offline", m
+assert m["ok"] is False and d["ok"] is False, d
+PY
+then ok doctor_says_no_provider; else no doctor_says_no_provider "rc=$rc $(head -c 300 "$tmp/d.json")"; fi
+exit 0
 fi
 if ! command -v python3 >/dev/null; then
 	echo "SKIP client_turn: python3 is missing"
-	exit 0
+	
+# shiro doctor without any provider: it says so, and exits non-zero.
+timeout 60 "$shiro" doctor --json >"$tmp/d.json" 2>"$tmp/d.err"
+rc=$?
+if [ $rc -ne 0 ] && python3 - "$tmp/d.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["models"]
+assert m["turns"] is None and m["compactions"]["provider"] == "offline", m
+assert m["ok"] is False and d["ok"] is False, d
+PY
+then ok doctor_says_no_provider; else no doctor_says_no_provider "rc=$rc $(head -c 300 "$tmp/d.json")"; fi
+exit 0
 fi
 
 export SHIRO_HOME=$tmp/home
@@ -150,4 +174,16 @@ if [ $rc -eq 4 ] && grep -q ANTHROPIC_API_KEY "$tmp/n.err"; then
 else
 	no print_no_provider_exits_4 "rc=$rc $(head -c 300 "$tmp/n.err")"
 fi
+
+# shiro doctor without any provider: it says so, and exits non-zero.
+timeout 60 "$shiro" doctor --json >"$tmp/d.json" 2>"$tmp/d.err"
+rc=$?
+if [ $rc -ne 0 ] && python3 - "$tmp/d.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+m = d["models"]
+assert m["turns"] is None and m["compactions"]["provider"] == "offline", m
+assert m["ok"] is False and d["ok"] is False, d
+PY
+then ok doctor_says_no_provider; else no doctor_says_no_provider "rc=$rc $(head -c 300 "$tmp/d.json")"; fi
 exit 0
