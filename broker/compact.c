@@ -718,6 +718,9 @@ compact_dispatch(struct broker *b, uint64_t now)
 		if (w == NULL)
 			break;
 		rc = compact_send(b, j, w, now);
+		/* Counted once per call held back, not per look. */
+		if (rc == COMPACT_GATED && !j->gated)
+			b->gate.waits++;
 		j->gated = rc == COMPACT_GATED;
 		if (rc == COMPACT_GATED)
 			continue;

@@ -35,7 +35,7 @@ struct gate {
 	struct gate_entry *v;
 	size_t n, cap;
 	uint64_t life_ms;
-	uint64_t waits; /* calls held back, for the status */
+	uint64_t waits; /* calls held back, counted by the caller */
 };
 
 /* gate_init - an empty gate whose entries live life_ms. */

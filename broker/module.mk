@@ -160,3 +160,11 @@ $(BUILD)/tests/test_turn: $(BUILD)/tests/test_turn.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker
 	$(link)
+# make bench: the prompt cache replayed over 3,000 scripted messages, and
+# the system prompt plus tools per request.
+BENCHES += $(BUILD)/tests/bench_cache
+OBJS += $(BUILD)/tests/bench_cache.o
+$(BUILD)/tests/bench_cache: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_cache: $(BUILD)/tests/bench_cache.o $(SHIROD_LIB) \
+	$(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(link)

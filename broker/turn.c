@@ -435,7 +435,7 @@ static struct msg *
 turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 {
 	const struct config_provider *p = turn_provider(b);
-	struct msg_val *data, *req, *msgs, *content, *part;
+	struct msg_val *data, *req, *msgs, *content, *part, *last;
 	struct buf tail = BUF_INIT;
 	struct msg *m;
 	uint64_t markhash, mh;
@@ -454,7 +454,7 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 	(void)request_view_parts(
 	    content, &t->view, t->extra, &b->rb, &markhash);
 	turn_tail(t, &tail);
-	request_text_part(content, tail.data, tail.len, 1);
+	last = request_text_part(content, tail.data, tail.len, 0);
 	buf_free(&tail);
 	for (k = 0; k < t->nsteps; k++) {
 		const struct turn_step *s = &t->steps[k];
@@ -476,6 +476,7 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 			    part, "text", s->outs[j].text, s->outs[j].len);
 			if (s->outs[j].error)
 				msg_val_set_bool(part, "error", true);
+			last = part;
 		}
 		for (j = 0; j < s->nouts; j++) {
 			for (i = 0; i < s->outs[j].nimages; i++) {
@@ -486,6 +487,7 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 				msg_val_set_bin(part, "data",
 				    s->outs[j].images[i].data,
 				    s->outs[j].images[i].len);
+				last = part;
 			}
 		}
 		for (j = 0; j < s->nhanded; j++) {
@@ -496,10 +498,15 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 			    "were working:\n",
 			    (unsigned long long)s->handed[j].id);
 			buf_add(&h, s->handed[j].text, s->handed[j].len);
-			request_text_part(content, h.data, h.len, 0);
+			last = request_text_part(content, h.data, h.len, 0);
 			buf_free(&h);
 		}
 	}
+	/* One mark at the request's end: the next step reads all of this
+	 * one from the cache (the earlier end's entry is a few parts back,
+	 * well within the lookback).  With the system's, the view's and the
+	 * lookback's that makes four at most. */
+	msg_val_set_bool(last, "cache", true);
 	/* The gate's keys: the same prefixes the compactions mark, mixed
 	 * with provider and model (each has its own cache). */
 	*nkeys = 0;

@@ -1155,6 +1155,12 @@ zoom_and_date_serve_the_model(void)
 	    json_string_value(json_object_get(asst, "role")), "assistant");
 	CHECK_EQ_INT(json_array_size(json_object_get(asst, "content")), 10);
 	res = content_of(json_array_get(js, 1), 2);
+	/* The mark moved to the request's end: the last tool result. */
+	CHECK(!part_marked(content_of(json_array_get(js, 1), 0),
+	    json_array_size(content_of(json_array_get(js, 1), 0)) - 1));
+	CHECK(part_marked(res, json_array_size(res) - 1));
+	CHECK(part_marked(content_of(json_array_get(js, 0), 0),
+	    json_array_size(content_of(json_array_get(js, 0), 0)) - 1));
 	result_has(res, "t1", "message 0, kind user", 0);
 	result_has(res, "t1", "first message with words", 0);
 	result_has(res, "t2", "message 0: ", 0);
