@@ -56,9 +56,10 @@ render_usage(struct buf *out, const struct msg_val *doc)
 		if (r->type != MSG_V_MAP)
 			continue;
 		buf_printf(out,
-		    "  %s %s: %lld calls, %lld in + %lld cache read + %lld "
+		    "  %s %s: %lld call%s, %lld in + %lld cache read + %lld "
 		    "cache write, %lld out, ",
 		    p ? p : "?", m ? m : "?", usage_int(r, "calls"),
+		    usage_int(r, "calls") == 1 ? "" : "s",
 		    usage_int(r, "input"), usage_int(r, "cache_read"),
 		    usage_int(r, "cache_write"), usage_int(r, "output"));
 		c = msg_val_get(r, "cost_uusd");

@@ -1141,6 +1141,17 @@ zoom_and_date_serve_the_model(void)
 	    NULL);
 	a = attach(home);
 	CHECK_EQ_INT(send_msg(a, "first message with words", 0), 0);
+	/* Message 0 has an image, and a planted link that is not one. */
+	{
+		char dir[PATH_MAX + 16], img[PATH_MAX + 32];
+
+		snprintf(dir, sizeof(dir), "%s/chat/images", home);
+		(void)mkdir(dir, 0700);
+		snprintf(img, sizeof(img), "%s/0-0.png", dir);
+		tsd_write(dir, "0-0.png", "\x89PNG\r\n\x1a\nnot really a picture");
+		snprintf(img, sizeof(img), "%s/0-1.png", dir);
+		CHECK(symlink("/etc/passwd", img) == 0);
+	}
 	id = send_msg(a, "look back", 1);
 	CHECK_EQ_INT(wait_done(a, id, 10000, &s), 0);
 	CHECK_EQ_STR(s.code, "ok");
@@ -1163,6 +1174,24 @@ zoom_and_date_serve_the_model(void)
 	    json_array_size(content_of(json_array_get(js, 0), 0)) - 1));
 	result_has(res, "t1", "message 0, kind user", 0);
 	result_has(res, "t1", "first message with words", 0);
+	result_has(res, "t1", "(1 image of this message follows)", 0);
+	result_has(res, "t1", "image 2 of this message cannot be shown", 0);
+	{
+		json_t *img = NULL;
+		size_t q;
+
+		for (q = 0; q < json_array_size(res); q++)
+			if (strcmp(json_string_value(json_object_get(
+				       json_array_get(res, q), "type")),
+				"image") == 0)
+				img = json_array_get(res, q);
+		CHECK(img != NULL);
+		CHECK_EQ_STR(json_string_value(json_object_get(img, "media")),
+		    "image/png");
+		CHECK_EQ_INT(json_integer_value(json_object_get(
+				 json_object_get(img, "data"), "bin")),
+		    28);
+	}
 	result_has(res, "t2", "message 0: ", 0);
 	result_has(res, "t3", "power of 2", 1);
 	result_has(res, "t4", "whole numbers", 1);
