@@ -212,7 +212,7 @@ doctor_run(
     const struct config *cfg, const char *bindir, const char *notes, int json)
 {
 	const struct config_provider *tp = NULL, *mp, *todo[2];
-	struct doctor_probe probes[2];
+	struct doctor_probe probes[2] = {{NULL, 0, ""}, {NULL, 0, ""}};
 	struct buf b = BUF_INIT;
 	size_t np = 0, k;
 	long running;

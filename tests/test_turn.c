@@ -1148,7 +1148,8 @@ zoom_and_date_serve_the_model(void)
 		snprintf(dir, sizeof(dir), "%s/chat/images", home);
 		(void)mkdir(dir, 0700);
 		snprintf(img, sizeof(img), "%s/0-0.png", dir);
-		tsd_write(dir, "0-0.png", "\x89PNG\r\n\x1a\nnot really a picture");
+		tsd_write(
+		    dir, "0-0.png", "\x89PNG\r\n\x1a\nnot really a picture");
 		snprintf(img, sizeof(img), "%s/0-1.png", dir);
 		CHECK(symlink("/etc/passwd", img) == 0);
 	}
