@@ -669,6 +669,7 @@ jobs(const char *home, const char *kind)
 			continue;
 		b = json_object_get(j, "job");
 		json_object_set(b, "_t", json_object_get(j, "t"));
+		json_object_set(b, "_pid", json_object_get(j, "pid"));
 		if (kind == NULL ||
 		    strcmp(json_string_value(json_object_get(b, "kind")),
 			kind) == 0)
@@ -1438,6 +1439,71 @@ prefix_gate_holds_the_second_call(void)
 	tsd_stop(pid);
 }
 
+/* pids_of - the distinct worker pids of the recorded compaction JOBs
+ * for node (0, i), in order of arrival, into pids; their number. */
+static size_t
+pids_of(json_t *cj, uint64_t i, json_int_t *pids, size_t max)
+{
+	size_t k, n = 0;
+
+	for (k = 0; k < json_array_size(cj) && n < max; k++) {
+		json_t *j = json_array_get(cj, k);
+
+		if (json_integer_value(json_object_get(j, "i")) !=
+		    (json_int_t)i)
+			continue;
+		pids[n++] = json_integer_value(json_object_get(j, "_pid"));
+	}
+	return n;
+}
+
+/* One worker runs two compactions at once; when it dies, both go to the
+ * worker that replaces it. */
+static void
+a_dead_worker_gives_back_every_job(void)
+{
+	const char *home = harness_tmpdir();
+	json_int_t p0[4], p1[4];
+	json_t *cj;
+	char *text;
+	void *a;
+	pid_t pid;
+	size_t k, n0, n1;
+
+	pid = fake_setup(home, "{\"provider\": \"fake\"}", 1,
+	    "{\"jobs\": 4, \"compact\": {\"line\": 100, \"result_ms\": "
+	    "600000}}",
+	    ", \"restart\": {\"minMs\": 50, \"maxMs\": 200}");
+	a = attach(home);
+	text = xmalloc(2001);
+	for (k = 0; k < 2000; k++)
+		text[k] = (char)('a' + k % 26);
+	text[2000] = '\0';
+	CHECK_EQ_INT(send_msg(a, text, 0), 0);
+	text[0] = 'Z';
+	CHECK_EQ_INT(send_msg(a, text, 0), 1);
+	cj = wait_jobs(home, "compact", 2, 5000);
+	CHECK_EQ_INT(json_array_size(cj), 2);
+	CHECK(json_integer_value(
+		  json_object_get(json_array_get(cj, 0), "_pid")) ==
+	    json_integer_value(json_object_get(json_array_get(cj, 1), "_pid")));
+	CHECK_EQ_INT(tsd_status_int(a, "in_flight"), 2);
+	kill((pid_t)json_integer_value(
+		 json_object_get(json_array_get(cj, 0), "_pid")),
+	    SIGKILL);
+	json_decref(cj);
+	cj = wait_jobs(home, "compact", 4, 10000);
+	CHECK_EQ_INT(json_array_size(cj), 4);
+	n0 = pids_of(cj, 0, p0, 4);
+	n1 = pids_of(cj, 1, p1, 4);
+	CHECK(n0 == 2 && n1 == 2);
+	CHECK(p0[0] != p0[1] && p1[0] != p1[1] && p0[1] == p1[1]);
+	json_decref(cj);
+	free(text);
+	tsd_close(&a);
+	tsd_stop(pid);
+}
+
 /* Usage and its estimated cost are in STATUS and survive a restart. */
 static void
 usage_and_cost_survive_a_restart(void)
@@ -1597,6 +1663,7 @@ static const struct harness_test tests[] = {
     HT(a_message_during_a_turn_is_handed_in),
     HT(failures_end_the_turn),
     HT(prefix_gate_holds_the_second_call),
+    HT(a_dead_worker_gives_back_every_job),
     HT(usage_and_cost_survive_a_restart),
     HT(environment_key_reaches_only_secret),
     HT(no_provider_says_how),
