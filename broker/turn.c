@@ -663,8 +663,10 @@ turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
 	t->deadline = now + b->cfg.memory.settle_ms;
 	b->turn = t;
 	b->nturns = 1;
-	compact_turn_waits(b, now);
 	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
+	/* This dispatches, which ticks the turn: it may end (and be freed)
+	 * there already, so only b->turn is looked at from here on. */
+	compact_turn_waits(b, now);
 	turn_tick(b, now);
 }
 
