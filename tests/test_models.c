@@ -550,6 +550,14 @@ request_head_has_everything(void)
 	CHECK(msg_val_get(req, "thinking") == NULL);
 	CHECK(msg_check(m) == 0);
 	msg_destroy(&m);
+	/* A thinking budget, when the settings give one. */
+	m = msg_new(MSG_JOB);
+	req = msg_val_set_map(msg_set_map(m, "data"), "request");
+	request_head(req, &rb, "claude-x", 8192, 4096);
+	CHECK(msg_val_get(req, "thinking") != NULL &&
+	    msg_val_get(req, "thinking")->u.i == 4096);
+	CHECK(msg_val_get(req, "max_tokens")->u.i == 8192);
+	msg_destroy(&m);
 	request_base_free(&rb);
 }
 
