@@ -511,6 +511,69 @@ clients_rate_and_limits(void)
 	clients_free(&c);
 }
 
+/* A worker takes up to READY's jobs at once; the dispatcher picks the
+ * one with the fewest; a killed worker hands back its first job and
+ * forgets all of them. */
+static void
+pool_holds_several_jobs(void)
+{
+	struct config cfg;
+	struct pool p;
+	struct pool_worker *a, *b;
+	char *err = NULL;
+	unsigned k;
+
+	CHECK_EQ_INT(config_load_text("/h",
+			 "{\"workers\": [{\"role\": \"model\", \"count\": "
+			 "2}]}",
+			 &cfg, &err),
+	    0);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
+	pool_init(&p, &cfg, "/nonexistent");
+	CHECK_EQ_INT(p.n, 2);
+	a = &p.w[0];
+	b = &p.w[1];
+	/* No process behind these slots: pid 0 is never signalled. */
+	a->state = b->state = POOL_IDLE;
+	pool_capacity(a, 3);
+	pool_capacity(b, 100);
+	CHECK_EQ_INT(b->max_jobs, POOL_JOBS_MAX);
+	pool_capacity(b, 0);
+	CHECK_EQ_INT(b->max_jobs, 1);
+	/* a: 3 at once, b: 1.  Four jobs fill both, the fifth waits. */
+	for (k = 1; k <= 4; k++) {
+		struct pool_worker *w =
+		    pool_idle(&p, CONFIG_ROLE_MODEL, "offline");
+
+		CHECKF(w != NULL, "no room for job %u", k);
+		pool_assign(w, k, 0);
+	}
+	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == NULL);
+	CHECK_EQ_INT(a->njobs, 3);
+	CHECK_EQ_INT(b->njobs, 1);
+	CHECK_EQ_INT(a->state, POOL_BUSY);
+	CHECK(pool_holds(a, 3) || pool_holds(b, 3));
+	/* One job done: its worker has room again, and stays busy. */
+	CHECK(pool_done(a, a->jobs[1]) == 1);
+	CHECK(pool_done(a, 99) == 0);
+	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == a);
+	CHECK_EQ_INT(a->state, POOL_BUSY);
+	CHECK(pool_done(b, b->jobs[0]) == 1);
+	CHECK_EQ_INT(b->state, POOL_IDLE);
+	/* Killed: the first job comes back, the slot holds none. */
+	{
+		uint64_t first = a->jobs[0];
+
+		CHECK_EQ_INT(a->njobs, 2);
+		CHECK(pool_kill(&p, a, "test", 0) == first);
+	}
+	CHECK_EQ_INT(a->njobs, 0);
+	CHECK_EQ_INT(a->state, POOL_DYING);
+	pool_free(&p);
+	config_free(&cfg);
+	free(err);
+}
+
 static const struct harness_test tests[] = {
     HT(config_defaults_are_the_designs),
     HT(config_reads_every_section),
@@ -520,6 +583,7 @@ static const struct harness_test tests[] = {
     HT(timers_survive_a_random_mix),
     HT(pool_supervises_real_processes),
     HT(pool_missing_program_backs_off),
+    HT(pool_holds_several_jobs),
     HT(clients_replay_ring),
     HT(clients_rate_and_limits),
 };
