@@ -8,16 +8,20 @@
  * BROKER_EXIT_RUNNING and never touches the first one's socket, and a
  * socket file left by a dead shirod is removed once the lock is ours.
  *
- * The loop polls the client socket, the worker socket and a signalfd,
- * with the first timer's due time as the timeout.  Each round reads at
- * most clients.perRound client messages (ZeroMQ's ROUTER takes them from
- * the clients in turn) and every waiting worker message, flushes the
- * round's SENDs in one group commit, then runs the due timers.
+ * The loop polls the ZAP handler, the client socket, the worker socket
+ * and a signalfd, with the first timer's due time as the timeout.  Each
+ * round first answers the ZAP requests (who may connect, zap.h), then
+ * reads at most clients.perRound client messages (ZeroMQ's ROUTER takes
+ * them from the clients in turn) and every waiting worker message,
+ * flushes the round's SENDs in one group commit, then runs the due
+ * timers.  When the store fails in a way that limping on would lose
+ * data, broker_fail ends the loop at once (BROKER_EXIT_STORE).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/signalfd.h>
@@ -54,6 +58,87 @@ broker_signals(struct broker *b)
 		return -SHIRO_ERR_IO;
 	b->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 	return b->sigfd < 0 ? -SHIRO_ERR_IO : 0;
+}
+
+/* broker_is_worker - the ZAP handler's question: is pid a worker's? */
+static int
+broker_is_worker(void *arg, pid_t pid)
+{
+	struct broker *b = arg;
+
+	return pool_has_pid(&b->pool, pid);
+}
+
+/* broker_fail - stop at once: the store cannot be trusted to log. */
+void
+broker_fail(struct broker *b, const char *fmt, ...)
+{
+	char why[512];
+	va_list ap;
+
+	if (b->broken)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	log_warnx("%s: shirod stops now (exit %d); every acknowledged message "
+		  "is in the log, and the next start repairs the chat",
+	    why, BROKER_EXIT_STORE);
+	b->broken = BROKER_EXIT_STORE;
+	b->stopping = 1;
+	b->stop_now = 1;
+}
+
+/* broker_check_counts - the store and the planner agree on T. */
+int
+broker_check_counts(struct broker *b)
+{
+	uint64_t st = store_count(b->store), pl = plan_count(b->plan);
+
+	if (st == pl)
+		return 0;
+	broker_fail(b,
+	    "the log has %llu messages but the planner %llu: they are out of "
+	    "step",
+	    (unsigned long long)st, (unsigned long long)pl);
+	return -1;
+}
+
+/* broker_listen - the ZAP handler, then both ROUTERs: the clients' with
+ * the NULL mechanism, the workers' as a CURVE server with a key pair of
+ * this run, whose public half the pool gives to each worker. */
+static int
+broker_listen(struct broker *b, char *msg, size_t msglen)
+{
+	struct zsock_keypair server;
+	struct zsock_opts zo;
+	int rc;
+
+	if ((rc = zap_open(&b->zap, broker_is_worker, b)) != 0 ||
+	    (rc = zsock_keypair(&server)) != 0) {
+		snprintf(msg, msglen, "cannot set up authentication: %s",
+		    err_str(rc));
+		return rc;
+	}
+	memset(&zo, 0, sizeof(zo));
+	zo.hwm = 10000;
+	zo.zap_domain = ZAP_DOMAIN_CLIENTS;
+	rc = zsock_router(b->cfg.client_endpoint, &zo, &b->csock);
+	if (rc == 0) {
+		zo.zap_domain = ZAP_DOMAIN_WORKERS;
+		zo.curve_secret = server.sec;
+		rc = zsock_router(b->cfg.worker_endpoint, &zo, &b->wsock);
+	}
+	/* libzmq keeps its own copy of the secret half. */
+	explicit_bzero(server.sec, sizeof(server.sec));
+	if (rc != 0) {
+		snprintf(msg, msglen, "cannot listen on %s or %s: %s",
+		    b->cfg.client_endpoint, b->cfg.worker_endpoint,
+		    err_str(rc));
+		return rc;
+	}
+	pool_init(&b->pool, &b->cfg, b->bindir, &b->zap.keys, server.pub);
+	return 0;
 }
 
 /* broker_unlink_stale - remove an ipc socket file: a dead shirod's at
@@ -98,7 +183,6 @@ broker_open(
 	struct store_openerr why;
 	struct fold_report fr;
 	struct plan_settings ps;
-	struct zsock_opts zo;
 	char *run;
 	int rc;
 
@@ -163,17 +247,8 @@ broker_open(
 	/* The lock is ours: any socket file is a dead shirod's. */
 	broker_unlink_stale(b->cfg.client_endpoint);
 	broker_unlink_stale(b->cfg.worker_endpoint);
-	memset(&zo, 0, sizeof(zo));
-	zo.hwm = 10000;
-	rc = zsock_router(b->cfg.client_endpoint, &zo, &b->csock);
-	if (rc == 0)
-		rc = zsock_router(b->cfg.worker_endpoint, &zo, &b->wsock);
-	if (rc != 0) {
-		snprintf(msg, msglen, "cannot listen on %s or %s: %s",
-		    b->cfg.client_endpoint, b->cfg.worker_endpoint,
-		    err_str(rc));
+	if (broker_listen(b, msg, msglen) != 0)
 		return BROKER_EXIT_ERROR;
-	}
 	if (broker_signals(b) != 0) {
 		snprintf(msg, msglen, "signalfd: %s", strerror(errno));
 		return BROKER_EXIT_ERROR;
@@ -182,7 +257,6 @@ broker_open(
 	clients_init(&b->clients, &b->cfg.clients,
 	    10 * b->cfg.heartbeat_ms < 10000 ? 10000
 					     : 10 * b->cfg.heartbeat_ms);
-	pool_init(&b->pool, &b->cfg, b->bindir);
 	(void)timer_add(&b->timers, b->started_at, BROKER_T_TICK, 0);
 	(void)timer_add(&b->timers, b->started_at + b->cfg.memory.retry_ms,
 	    BROKER_T_RETRY, 0);
@@ -202,7 +276,7 @@ broker_client_in(struct broker *b, uint64_t now)
 	unsigned k;
 	int rc;
 
-	for (k = 0; k < b->cfg.clients.per_round; k++) {
+	for (k = 0; k < b->cfg.clients.per_round && !b->broken; k++) {
 		m = NULL;
 		memset(&from, 0, sizeof(from));
 		rc = msg_recv(b->csock, &m, &from);
@@ -267,25 +341,26 @@ static void
 broker_worker_in(struct broker *b, uint64_t now)
 {
 	struct msg_ident from;
+	struct msg_user user;
 	struct msg *m;
 	unsigned k;
 	int rc;
 
-	for (k = 0; k < 4096; k++) {
+	for (k = 0; k < 4096 && !b->broken; k++) {
 		m = NULL;
 		memset(&from, 0, sizeof(from));
-		rc = msg_recv(b->wsock, &m, &from);
+		rc = msg_recv_user(b->wsock, &m, &from, &user);
 		if (rc == -SHIRO_ERR_AGAIN)
 			break;
 		if (rc == -SHIRO_ERR_PROTO) {
-			supervise_bad(b, from.len ? &from : NULL, now);
+			supervise_bad(b, &user, now);
 			continue;
 		}
 		if (rc != 0) {
 			log_warnx("worker socket: %s", err_str(rc));
 			break;
 		}
-		supervise_worker(b, &from, &m, now);
+		supervise_worker(b, &from, &user, &m, now);
 	}
 }
 
@@ -319,7 +394,7 @@ broker_timers(struct broker *b, uint64_t now)
 	uint64_t arg;
 	int kind;
 
-	while (timer_pop(&b->timers, now, &kind, &arg)) {
+	while (!b->broken && timer_pop(&b->timers, now, &kind, &arg)) {
 		switch (kind) {
 		case BROKER_T_TICK:
 			/* Read what workers sent first: a broker that was busy
@@ -354,7 +429,8 @@ broker_timers(struct broker *b, uint64_t now)
 			break;
 		}
 	}
-	serve_turns(b, now);
+	if (!b->broken)
+		serve_turns(b, now);
 }
 
 /* broker_begin_stop - tell workers to leave; the loop ends when they did
@@ -382,7 +458,7 @@ broker_begin_stop(struct broker *b, uint64_t now)
 int
 broker_run(struct broker *b)
 {
-	struct zsock_poll items[3];
+	struct zsock_poll items[4];
 	uint64_t now;
 	long timeout;
 	int rc, stop_begun = 0;
@@ -403,12 +479,16 @@ broker_run(struct broker *b)
 		items[1].events = ZSOCK_IN;
 		items[2].fd = b->sigfd;
 		items[2].events = ZSOCK_IN;
-		rc = zsock_poll(items, 3, timeout);
+		items[3].sock = b->zap.sock;
+		items[3].events = ZSOCK_IN;
+		rc = zsock_poll(items, 4, timeout);
 		if (rc < 0 && rc != -SHIRO_ERR_AGAIN) {
 			log_warnx("poll: %s", err_str(rc));
 			continue;
 		}
 		now = timer_now();
+		if (items[3].revents & ZSOCK_IN)
+			zap_serve(&b->zap, now);
 		if (items[2].revents & ZSOCK_IN)
 			broker_signal_in(b, now);
 		if (items[1].revents & ZSOCK_IN)
@@ -422,7 +502,7 @@ broker_run(struct broker *b)
 		if (b->pool.w[k].pid > 0 && b->pool.w[k].state != POOL_DOWN)
 			kill(b->pool.w[k].pid, SIGKILL);
 	supervise_reap(b, timer_now());
-	return BROKER_EXIT_OK;
+	return b->broken ? BROKER_EXIT_STORE : BROKER_EXIT_OK;
 }
 
 /* broker_close - save the view, close sockets and the store. */
@@ -431,7 +511,9 @@ broker_close(struct broker *b)
 {
 	size_t k;
 
-	if (b->store != NULL && b->plan != NULL) {
+	/* After broker_fail nothing more is written: the next start folds
+	 * the chat from the log and the last good commit. */
+	if (b->store != NULL && b->plan != NULL && !b->broken) {
 		compact_commit(b);
 		out_view_save(b);
 	}
@@ -441,6 +523,8 @@ broker_close(struct broker *b)
 		broker_unlink_stale(b->cfg.worker_endpoint);
 	zsock_close(&b->csock);
 	zsock_close(&b->wsock);
+	/* The handler goes last: no connection is ever let in unasked. */
+	zap_close(&b->zap);
 	zsock_term();
 	if (b->sigfd >= 0)
 		close(b->sigfd);
@@ -471,6 +555,7 @@ broker_close(struct broker *b)
 		pool_free(&b->pool);
 	clients_free(&b->clients);
 	timer_free(&b->timers);
+	secret_free(&b->secrets);
 	config_free(&b->cfg);
 	free(b->bindir);
 }

@@ -34,17 +34,21 @@
 #include "clients.h"
 #include "config.h"
 #include "gate.h"
+#include "lograte.h"
 #include "pool.h"
 #include "request.h"
+#include "secret.h"
 #include "timer.h"
 #include "turn.h"
 #include "usage.h"
+#include "zap.h"
 
 /* shirod's exit codes (docs/architecture.md, "Start-up"). */
 #define BROKER_EXIT_OK 0
 #define BROKER_EXIT_ERROR 1 /* could not start: the log says why */
 #define BROKER_EXIT_CONFIG 2 /* config.json is wrong: the key is named */
 #define BROKER_EXIT_RUNNING 3 /* another shirod owns this home */
+#define BROKER_EXIT_STORE 4 /* the store failed while serving: restart */
 #define BROKER_EXIT_USAGE 64 /* bad command line */
 
 /* A compaction job still unanswered after this is canceled and fails. */
@@ -117,6 +121,10 @@ struct broker {
 	void *csock, *wsock; /* client and worker ROUTERs */
 	int sigfd;
 	struct pool pool;
+	struct secrets secrets; /* the providers' keys (secret_load) */
+	struct zap zap; /* who may connect to csock and wsock */
+	struct lograte log_unknown; /* worker messages dropped */
+	int broken; /* BROKER_EXIT_STORE once broker_fail was called */
 	struct clients clients;
 	struct timers timers;
 	uint64_t started_at;
@@ -254,9 +262,26 @@ char *compact_leaf_text(const char *text, size_t len, size_t *outlen);
  * bytes that ends at a character boundary. */
 size_t compact_cut(const char *s, size_t len, size_t max);
 
-/* supervise_worker - handle one message from the worker socket. */
+/*
+ * broker_fail - the store can no longer be trusted to log (a poisoned
+ * store, a refused tree commit, the planner out of step with the log):
+ * log why, and leave the loop at once with BROKER_EXIT_STORE, without
+ * writing anything more.  Nothing acknowledged is lost (it is in the
+ * log), and the next start repairs and folds the chat again.
+ */
+void broker_fail(struct broker *b, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/*
+ * broker_check_counts - after a flush: the store's count of messages and
+ * the planner's must agree; broker_fail when they do not.  0 or -1.
+ */
+int broker_check_counts(struct broker *b);
+
+/* supervise_worker - handle one message from the worker socket, which
+ * came on a connection with User-Id user. */
 void supervise_worker(struct broker *b, const struct msg_ident *from,
-    struct msg **mp, uint64_t now);
+    const struct msg_user *user, struct msg **mp, uint64_t now);
 
 /* supervise_tick - heartbeats to workers, dead ones killed, jobs back. */
 void supervise_tick(struct broker *b, uint64_t now);
@@ -264,9 +289,8 @@ void supervise_tick(struct broker *b, uint64_t now);
 /* supervise_reap - collect exited workers (SIGCHLD). */
 void supervise_reap(struct broker *b, uint64_t now);
 
-/* supervise_bad - a malformed frame arrived from ident on the worker
- * socket. */
-void supervise_bad(
-    struct broker *b, const struct msg_ident *from, uint64_t now);
+/* supervise_bad - a malformed frame arrived on the worker socket on a
+ * connection with User-Id user. */
+void supervise_bad(struct broker *b, const struct msg_user *user, uint64_t now);
 
 #endif

@@ -193,6 +193,8 @@ compact_commit(struct broker *b)
 	int rc;
 
 	b->tree_armed = 0;
+	if (b->broken)
+		return;
 	/* The tokens used ride along: a crash loses at most this moment's. */
 	if ((rc = usage_flush(&b->usage, b->store)) != 0)
 		log_warnx("usage not stored (%s): %s; trying again later",
@@ -211,13 +213,14 @@ compact_commit(struct broker *b)
 	    b->store, v, b->ntnodes, b->tbatches, b->ntbatches);
 	free(v);
 	if (rc != 0) {
-		log_warnx("%zu nodes and %zu batch records not committed "
-			  "(%s): %s; trying again",
+		/* A refused commit leaves LMDB poisoned or full: trying
+		 * again forever would only hold the nodes in memory.  They
+		 * are built again after the restart (D8). */
+		broker_fail(b,
+		    "the tree refused a commit of %zu nodes and %zu batch "
+		    "records (%s): %s",
 		    b->ntnodes, b->ntbatches, err_str(rc),
 		    store_errmsg(b->store));
-		b->tree_armed = 1;
-		(void)timer_add(
-		    &b->timers, timer_now() + 1000, BROKER_T_TREE, 0);
 		return;
 	}
 	b->tree_commits++;

@@ -366,7 +366,7 @@ static int
 config_workers(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const keys[] = {
-	    "role", "provider", "count", "path", NULL};
+	    "role", "provider", "count", "path", "workspace", NULL};
 	struct config_workers *w;
 	char path[64], *role = NULL;
 	unsigned long count;
@@ -421,8 +421,22 @@ config_workers(json_t *root, struct config *cfg, char **errp)
 		}
 		if ((rc = config_str(
 			 v, path, "provider", &w->provider, errp)) != 0 ||
-		    (rc = config_str(v, path, "path", &w->path, errp)) != 0)
+		    (rc = config_str(v, path, "path", &w->path, errp)) != 0 ||
+		    (rc = config_str(
+			 v, path, "workspace", &w->workspace, errp)) != 0)
 			goto out;
+		if (w->workspace != NULL && w->role == CONFIG_ROLE_MODEL) {
+			rc = config_fail(errp,
+			    "%s.workspace: only tool and fs workers have a "
+			    "workspace",
+			    path);
+			goto out;
+		}
+		if (w->workspace != NULL && w->workspace[0] != '/') {
+			rc = config_fail(errp,
+			    "%s.workspace: must be an absolute path", path);
+			goto out;
+		}
 		if (w->role == CONFIG_ROLE_MODEL) {
 			if (w->provider == NULL)
 				w->provider = xstrdup(CONFIG_OFFLINE);
@@ -781,6 +795,7 @@ config_free(struct config *cfg)
 	for (i = 0; i < cfg->nworkers; i++) {
 		free(cfg->workers[i].provider);
 		free(cfg->workers[i].path);
+		free(cfg->workers[i].workspace);
 	}
 	free(cfg->workers);
 	memset(cfg, 0, sizeof(*cfg));

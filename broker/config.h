@@ -79,6 +79,7 @@ struct config_workers {
 	enum config_role role;
 	char *provider; /* model workers only; NULL for tool and fs */
 	char *path; /* the program; NULL = next to shirod */
+	char *workspace; /* fs and tool workers: --workspace; NULL: none */
 	unsigned count;
 };
 

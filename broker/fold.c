@@ -630,7 +630,7 @@ fold_gen(struct store *s, struct plan *p, const struct fold_gen_opts *o)
 				    (unsigned long long)(store_count(s) + k));
 			m[k].key = keys[k];
 		}
-		if ((ret = store_append_batch(s, m, n, ids)) != 0)
+		if ((ret = store_append_batch(s, m, n, ids, NULL)) != 0)
 			goto out;
 		for (k = 0; k < n; k++) {
 			if (o->acked != NULL)

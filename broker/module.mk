@@ -43,9 +43,9 @@ plan-demo: $(BUILD)/shiro-plan
 SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
-	broker/supervise.c broker/provider.c \
-	broker/prompt.c broker/request.c broker/gate.c broker/usage.c \
-	broker/turn.c broker/doctor.c
+	broker/supervise.c broker/zap.c broker/secret.c broker/lograte.c \
+	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
+	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
@@ -61,9 +61,11 @@ TESTS += $(BUILD)/tests/test_shirod_parts $(BUILD)/tests/test_shirod \
 	$(BUILD)/tests/test_shirod_hostile
 OBJS += $(BUILD)/tests/test_shirod_parts.o $(BUILD)/tests/test_shirod.o \
 	$(BUILD)/tests/test_shirod_util.o $(BUILD)/tests/test_shirod_hostile.o
-$(BUILD)/tests/test_shirod_parts: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_shirod_parts: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) \
+	$(LIBS_LMDB)
 $(BUILD)/tests/test_shirod_parts: $(BUILD)/tests/test_shirod_parts.o \
-	$(HARNESS_OBJ) $(SHIROD_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(HARNESS_OBJ) $(SHIROD_LIB) $(BUILD)/broker/fold.o $(PLAN_LIB) \
+	$(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 # test_shirod runs build/shirod, the offline model worker and shiro-plan.
 $(BUILD)/tests/test_shirod: LDLIBS += $(LIBS_ZMQ)
@@ -76,6 +78,26 @@ $(BUILD)/tests/test_shirod_hostile: LDLIBS += $(LIBS_ZMQ)
 $(BUILD)/tests/test_shirod_hostile: $(BUILD)/tests/test_shirod_hostile.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-plan
+	$(link)
+
+# test_shirod_trust: forged READY, a stolen key, workers and other uids
+# as clients, keys in environments and shirod's memory; it is also the
+# worker program those tests run.
+TESTS += $(BUILD)/tests/test_shirod_trust
+OBJS += $(BUILD)/tests/test_shirod_trust.o
+$(BUILD)/tests/test_shirod_trust: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/test_shirod_trust: $(BUILD)/tests/test_shirod_trust.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod
+	$(link)
+
+# test_shirod_fault: shirod under tests/fault/fault.so (LD_PRELOAD).
+TESTS += $(BUILD)/tests/test_shirod_fault
+OBJS += $(BUILD)/tests/test_shirod_fault.o
+$(BUILD)/tests/test_shirod_fault: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/test_shirod_fault: $(BUILD)/tests/test_shirod_fault.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/tests/fault.so
 	$(link)
 
 # make bench: round trips against raw ZeroMQ and the fsync floor, the

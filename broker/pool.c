@@ -21,6 +21,11 @@
 /* A worker that stays up this long starts its next back-off afresh. */
 #define POOL_STABLE_MS 5000
 
+/* The descriptor a worker reads its credential from (--cred-fd). */
+#define POOL_CRED_FD 3
+
+extern char **environ;
+
 /* pool_program - the default program of a role. */
 static const char *
 pool_program(enum config_role role)
@@ -36,9 +41,52 @@ pool_program(enum config_role role)
 	return "shiro-worker";
 }
 
+/* pool_env_keep - whether entry "NAME=value" of shirod's environment
+ * goes to the workers. */
+static int
+pool_env_keep(const char *entry)
+{
+	static const char *const names[] = {POOL_ENV_NAMES};
+	static const char *const flags[] = {POOL_ENV_FLAGS};
+	const char *eq = strchr(entry, '=');
+	size_t nl, k;
+
+	if (eq == NULL || eq == entry || strlen(eq + 1) > POOL_ENV_VALUE_MAX)
+		return 0;
+	nl = (size_t)(eq - entry);
+	for (k = 0; k < sizeof(names) / sizeof(names[0]); k++)
+		if (strlen(names[k]) == nl && memcmp(entry, names[k], nl) == 0)
+			return 1;
+	for (k = 0; k < sizeof(flags) / sizeof(flags[0]); k++)
+		if (strlen(flags[k]) == nl && memcmp(entry, flags[k], nl) == 0)
+			return strlen(eq + 1) <= POOL_ENV_FLAG_MAX;
+	return nl > strlen(POOL_ENV_PREFIX) &&
+	    strncmp(entry, POOL_ENV_PREFIX, strlen(POOL_ENV_PREFIX)) == 0;
+}
+
+/* pool_env - the workers' environment: what pool_env_keep lets through
+ * of this process's, and SHIRO_HOME=home. */
+static char **
+pool_env(const char *home)
+{
+	size_t n = 0, k, cap = 8;
+	char **envp;
+
+	for (k = 0; environ != NULL && environ[k] != NULL; k++)
+		cap++;
+	envp = xcalloc(cap, sizeof(*envp));
+	for (k = 0; environ != NULL && environ[k] != NULL; k++)
+		if (pool_env_keep(environ[k]) && n + 2 < cap)
+			envp[n++] = xstrdup(environ[k]);
+	envp[n++] = xasprintf("SHIRO_HOME=%s", home);
+	envp[n] = NULL;
+	return envp;
+}
+
 /* pool_init - one DOWN slot per configured worker, due to start now. */
 void
-pool_init(struct pool *p, const struct config *cfg, const char *bindir)
+pool_init(struct pool *p, const struct config *cfg, const char *bindir,
+    struct zap_keys *keys, const char *server_key)
 {
 	struct pool_worker *w;
 	unsigned total = 0, k;
@@ -55,6 +103,9 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir)
 	p->max_ms = cfg->backoff_max_ms;
 	p->ready_timeout_ms = 10000;
 	p->broker_pid = getpid();
+	p->keys = keys;
+	snprintf(p->server_key, sizeof(p->server_key), "%s", server_key);
+	p->envp = pool_env(cfg->home);
 	for (g = 0; g < cfg->nworkers; g++)
 		total += cfg->workers[g].count;
 	p->w = xcalloc(total ? total : 1, sizeof(*p->w));
@@ -72,6 +123,7 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir)
 			w->role = cfg->workers[g].role;
 			w->provider = cfg->workers[g].provider;
 			w->path = paths[g];
+			w->workspace = cfg->workers[g].workspace;
 			w->state = POOL_DOWN;
 			w->backoff_ms = p->min_ms;
 			w->restart_at = 0;
@@ -94,6 +146,9 @@ pool_free(struct pool *p)
 	free(p->w);
 	free(p->endpoint);
 	free(p->home);
+	for (k = 0; p->envp != NULL && p->envp[k] != NULL; k++)
+		free(p->envp[k]);
+	free(p->envp);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -116,10 +171,20 @@ pool_state_name(enum pool_state s)
 	return "?";
 }
 
+/* pool_forget_key - slot w's process may connect no more. */
+static void
+pool_forget_key(struct pool *p, struct pool_worker *w)
+{
+	if (w->user[0] != '\0')
+		zap_keys_drop(p->keys, w->user);
+	w->user[0] = '\0';
+}
+
 /* pool_schedule - slot w is down at now: plan its restart with back-off. */
 static void
 pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
 {
+	pool_forget_key(p, w);
 	w->state = POOL_DOWN;
 	w->pid = 0;
 	w->ident.len = 0;
@@ -128,14 +193,14 @@ pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
 	    w->backoff_ms >= p->max_ms / 2 ? p->max_ms : w->backoff_ms * 2;
 }
 
-/* pool_child - in the forked child: reset and exec the worker; never
- * returns. */
+/* pool_child - in the forked child: reset and exec the worker, with its
+ * credential's pipe credfd as fd 3; never returns. */
 static void
-pool_child(struct pool *p, struct pool_worker *w)
+pool_child(struct pool *p, struct pool_worker *w, int credfd)
 {
 	const struct config_provider *pv = NULL;
-	char hb[16], jobs[16];
-	const char *argv[16];
+	char hb[16], cfd[16], jobs[16];
+	const char *argv[24];
 	sigset_t none;
 	int nullfd, i = 0;
 
@@ -151,21 +216,31 @@ pool_child(struct pool *p, struct pool_worker *w)
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != p->broker_pid)
 		_exit(0);
+	/* The credential's pipe becomes fd 3, the only one kept above 2
+	 * (dup2 onto itself would keep close-on-exec set). */
+	if (credfd == POOL_CRED_FD) {
+		if (fcntl(credfd, F_SETFD, 0) != 0)
+			_exit(127);
+	} else if (dup2(credfd, POOL_CRED_FD) != POOL_CRED_FD) {
+		_exit(127);
+	}
 	nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (nullfd >= 0 && nullfd != STDIN_FILENO) {
 		dup2(nullfd, STDIN_FILENO);
 		close(nullfd);
 	}
 	/* Nothing of the broker's leaks: the store, the lock, sockets. */
-	if (syscall(SYS_close_range, 3U, ~0U, 0) != 0) {
+	if (syscall(SYS_close_range, POOL_CRED_FD + 1U, ~0U, 0) != 0) {
 		/* An older kernel: close them one by one.  The chat lock's fd
 		 * above all must not live on in a worker. */
 		long fd, max = sysconf(_SC_OPEN_MAX);
 
-		for (fd = 3; fd < (max > 0 && max < 65536 ? max : 65536); fd++)
+		for (fd = POOL_CRED_FD + 1;
+		     fd < (max > 0 && max < 65536 ? max : 65536); fd++)
 			(void)close((int)fd);
 	}
 	snprintf(hb, sizeof(hb), "%u", p->hb_ms);
+	snprintf(cfd, sizeof(cfd), "%d", POOL_CRED_FD);
 	argv[i++] = w->path;
 	argv[i++] = "--endpoint";
 	argv[i++] = p->endpoint;
@@ -190,8 +265,15 @@ pool_child(struct pool *p, struct pool_worker *w)
 	}
 	argv[i++] = "--heartbeat-ms";
 	argv[i++] = hb;
+	argv[i++] = "--cred-fd";
+	argv[i++] = cfd;
+	if (w->workspace != NULL) {
+		argv[i++] = "--workspace";
+		argv[i++] = w->workspace;
+	}
 	argv[i] = NULL;
-	execv(w->path, (char *const *)argv);
+	/* Never shirod's own environment: it may hold keys. */
+	execve(w->path, (char *const *)argv, p->envp);
 	log_warn("cannot run worker %s", w->path);
 	_exit(127);
 }
@@ -200,6 +282,9 @@ pool_child(struct pool *p, struct pool_worker *w)
 int
 pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 {
+	struct zsock_cred cred;
+	unsigned char pub[ZSOCK_KEY_BIN];
+	int fds[2], rc;
 	pid_t pid;
 
 	if (w->state != POOL_DOWN)
@@ -213,14 +298,41 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 		pool_schedule(p, w, now);
 		return -SHIRO_ERR_NOENT;
 	}
+	/* The credential waits in a pipe that only the child keeps: the
+	 * text is under PIPE_BUF, so the write never blocks. */
+	memset(&cred, 0, sizeof(cred));
+	memcpy(cred.server, p->server_key, sizeof(cred.server));
+	if (zsock_keypair(&cred.own) < 0 ||
+	    zsock_key_decode(cred.own.pub, pub) < 0) {
+		log_warnx("worker %u: no CURVE key pair", w->idx);
+		pool_schedule(p, w, now);
+		return -SHIRO_ERR_UNSUPP;
+	}
+	if (pipe2(fds, O_CLOEXEC) != 0) {
+		log_warn("worker %u: pipe", w->idx);
+		explicit_bzero(&cred, sizeof(cred));
+		pool_schedule(p, w, now);
+		return -SHIRO_ERR_AGAIN;
+	}
+	rc = zsock_cred_write(fds[1], &cred);
+	explicit_bzero(&cred, sizeof(cred));
+	close(fds[1]);
+	if (rc < 0) {
+		log_warnx("worker %u: cannot write its credential", w->idx);
+		close(fds[0]);
+		pool_schedule(p, w, now);
+		return rc;
+	}
 	pid = fork();
 	if (pid < 0) {
 		log_warn("worker %u: fork", w->idx);
+		close(fds[0]);
 		pool_schedule(p, w, now);
 		return -SHIRO_ERR_AGAIN;
 	}
 	if (pid == 0)
-		pool_child(p, w);
+		pool_child(p, w, fds[0]);
+	close(fds[0]);
 	w->pid = pid;
 	w->warned = 0;
 	w->state = POOL_STARTING;
@@ -228,50 +340,54 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 	w->last_seen = now;
 	w->starts++;
 	w->secret_sent = 0;
+	/* Admitted from now on, as this slot's process of this start. */
+	snprintf(w->user, sizeof(w->user), "w%u.%u", w->idx, w->starts);
+	zap_keys_put(p->keys, pub, w->user);
+	explicit_bzero(pub, sizeof(pub));
 	log_info("worker %u (%s%s%s) started as pid %d", w->idx,
 	    config_role_name(w->role), w->provider ? " " : "",
 	    w->provider ? w->provider : "", (int)pid);
 	return 0;
 }
 
-/* pool_ready - a READY from ident: match it to its STARTING slot. */
+/* pool_by_user - the slot whose current process has User-Id user. */
 struct pool_worker *
-pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
-    const char *provider, uint64_t pid, uint64_t now, uint64_t *jobp,
-    const char **whyp)
+pool_by_user(struct pool *p, const struct msg_user *user)
 {
-	struct pool_worker *w = NULL;
 	unsigned k;
 
-	*jobp = 0;
+	if (user->len == 0)
+		return NULL;
 	for (k = 0; k < p->n; k++) {
-		if (p->w[k].pid > 0 && (uint64_t)p->w[k].pid == pid) {
-			w = &p->w[k];
-			break;
-		}
+		struct pool_worker *w = &p->w[k];
+
+		if ((w->state == POOL_STARTING || w->state == POOL_IDLE ||
+			w->state == POOL_BUSY) &&
+		    w->user[0] != '\0' && strcmp(w->user, user->id) == 0)
+			return w;
 	}
-	if (w == NULL) {
-		*whyp = "no worker of ours has this pid";
-		return NULL;
-	}
-	if (w->state != POOL_STARTING && w->state != POOL_IDLE &&
-	    w->state != POOL_BUSY) {
-		*whyp = "READY from a worker that is being stopped";
-		return NULL;
+	return NULL;
+}
+
+/* pool_ready - READY from the authenticated process of slot w. */
+int
+pool_ready(struct pool_worker *w, const struct msg_ident *ident,
+    const char *role, const char *provider, uint64_t now, const char **whyp)
+{
+	if (w->state != POOL_STARTING) {
+		*whyp = "sent READY twice";
+		return -SHIRO_ERR_STATE;
 	}
 	if (strcmp(role, config_role_name(w->role)) != 0) {
-		*whyp = "READY with another role than the one it was started "
-			"for";
-		return NULL;
+		*whyp = "said READY with another role than the one it was "
+			"started for";
+		return -SHIRO_ERR_PERM;
 	}
 	if (w->provider != NULL && strcmp(provider, w->provider) != 0) {
-		*whyp = "READY with another provider than the one it was "
-			"started for";
-		return NULL;
+		*whyp = "said READY with another provider than the one it "
+			"was started for";
+		return -SHIRO_ERR_PERM;
 	}
-	/* A worker that reconnected (it lost the broker for a while) is
-	 * ready again; the jobs it held are lost with its old connection. */
-	*jobp = w->state == POOL_BUSY && w->njobs > 0 ? w->jobs[0] : 0;
 	w->njobs = 0;
 	if (w->max_jobs == 0)
 		w->max_jobs = 1;
@@ -279,24 +395,19 @@ pool_ready(struct pool *p, const struct msg_ident *ident, const char *role,
 	w->state = POOL_IDLE;
 	w->ready_at = now;
 	w->last_seen = now;
-	return w;
+	return 0;
 }
 
-/* pool_find - the ready slot whose worker has identity ident. */
-struct pool_worker *
-pool_find(struct pool *p, const struct msg_ident *ident)
+/* pool_has_pid - whether pid is a live worker's. */
+int
+pool_has_pid(const struct pool *p, pid_t pid)
 {
 	unsigned k;
 
-	for (k = 0; k < p->n; k++) {
-		struct pool_worker *w = &p->w[k];
-
-		if ((w->state == POOL_IDLE || w->state == POOL_BUSY) &&
-		    w->ident.len == ident->len &&
-		    memcmp(w->ident.data, ident->data, ident->len) == 0)
-			return w;
-	}
-	return NULL;
+	for (k = 0; pid > 0 && k < p->n; k++)
+		if (p->w[k].pid == pid && p->w[k].state != POOL_DOWN)
+			return 1;
+	return 0;
 }
 
 /* pool_seen - the worker of w showed a sign of life at now. */
@@ -387,7 +498,6 @@ pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
 {
 	uint64_t job = w->njobs > 0 ? w->jobs[0] : 0;
 
-	(void)p;
 	(void)now;
 	if (w->state == POOL_DOWN || w->state == POOL_DYING)
 		return 0;
@@ -395,6 +505,8 @@ pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
 	    config_role_name(w->role), (int)w->pid, why);
 	if (w->pid > 0)
 		kill(w->pid, SIGKILL);
+	/* Its key dies with it: nobody connects as this process again. */
+	pool_forget_key(p, w);
 	w->state = POOL_DYING;
 	w->njobs = 0;
 	w->ident.len = 0;

@@ -17,6 +17,16 @@
  * The pool never reads the sockets: the broker tells it what arrived
  * (pool_ready, pool_seen) and what happened to processes (pool_reaped),
  * and asks it what to do (pool_tick).  The clock is an argument.
+ *
+ * Each process the pool starts gets a credential of its own: a fresh
+ * CURVE key pair and the broker's public key, written into a pipe that
+ * the child inherits as fd 3 (--cred-fd 3), never in argv or the
+ * environment.  Its public key goes into the ZAP handler's table (see
+ * zap.h) under the User-Id "w<slot>.<start>", so the broker knows each
+ * worker message's slot by its authenticated connection, not by what
+ * the peer says about itself, and the key is dropped from the table
+ * when the process is killed or reaped.  A worker runs with a small
+ * environment the pool builds (pool_init), never shirod's own.
  */
 #ifndef SHIRO_BROKER_POOL_H
 #define SHIRO_BROKER_POOL_H
@@ -27,6 +37,7 @@
 #include "proto/msg.h"
 
 #include "config.h"
+#include "zap.h"
 
 enum pool_state {
 	POOL_DOWN, /* no process; restart_at says when to start one */
@@ -44,8 +55,10 @@ struct pool_worker {
 	enum config_role role;
 	const char *provider; /* borrowed from the config; NULL unless model */
 	const char *path; /* the program */
+	const char *workspace; /* --workspace (borrowed), or NULL */
 	enum pool_state state;
 	pid_t pid;
+	char user[ZAP_USER_MAX]; /* the User-Id of pid's key; "" if none */
 	struct msg_ident ident; /* valid from READY on */
 	uint64_t spawned_at, ready_at, last_seen, restart_at;
 	unsigned backoff_ms;
@@ -68,41 +81,67 @@ struct pool {
 	unsigned ready_timeout_ms;
 	int stopping; /* pool_stop() was called: no more restarts */
 	pid_t broker_pid;
+	struct zap_keys *keys; /* where the workers' keys are admitted */
+	char server_key[ZSOCK_KEY_Z85 + 1]; /* the worker socket's public */
+	char **envp; /* the workers' environment */
 };
+
+/*
+ * The environment of every worker: only these variables of shirod's own
+ * (docs/architecture.md says why each is there), and SHIRO_HOME set to
+ * the home shirod serves.  The two settings of the tool role's jail
+ * pass only with a value of at most POOL_ENV_FLAG_MAX bytes.
+ */
+#define POOL_ENV_NAMES "PATH", "HOME", "LANG", "LANGUAGE", "TZ"
+#define POOL_ENV_PREFIX "LC_"
+#define POOL_ENV_FLAGS "SHIRO_TOOL_NET", "SHIRO_JAIL_CGROUP"
+#define POOL_ENV_FLAG_MAX 16
+#define POOL_ENV_VALUE_MAX 4096 /* a longer value is left out */
 
 /*
  * pool_init - one DOWN slot per configured worker, due to start now.
  * bindir is where worker programs without a configured path are found
- * (shirod's own directory).  cfg must outlive the pool.
+ * (shirod's own directory).  Each process started gets a key admitted
+ * in keys and server_key (Z85) as the broker's public key.  cfg and keys
+ * must outlive the pool.  The workers' environment is taken from this
+ * process's now.
  */
-void pool_init(struct pool *p, const struct config *cfg, const char *bindir);
+void pool_init(struct pool *p, const struct config *cfg, const char *bindir,
+    struct zap_keys *keys, const char *server_key);
 
 /* pool_free - release the pool's memory (processes are not touched). */
 void pool_free(struct pool *p);
 
 /*
  * pool_spawn - fork and exec the worker of slot w (which must be DOWN),
- * with stdin from /dev/null and stdout/stderr to shirod's log.  The
- * worker finds the broker through argv (--endpoint, --provider,
- * --heartbeat-ms); secrets follow over the socket after READY, never in argv or
- * the environment.  0, or a negative SHIRO_ERR_* (then the slot stays
- * DOWN with its back-off advanced).
+ * with stdin from /dev/null, stdout/stderr to shirod's log, the pool's
+ * environment and its credential on fd 3.  The worker finds the broker
+ * through argv (--endpoint, --provider, --heartbeat-ms, --cred-fd 3, and
+ * --workspace for a worker that has one); a provider's key follows over
+ * the socket after READY.  0, or a negative SHIRO_ERR_* (then the slot
+ * stays DOWN with its back-off advanced).
  */
 int pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now);
 
 /*
- * pool_ready - a READY from ident with these values.  It must come from
- * the pid of a slot's process, with that slot's role and provider: a new
- * worker, or one that reconnected (then the job it held, lost with its
- * old connection, goes to *jobp for a requeue).  Returns the slot (now
- * IDLE), or NULL if no slot matches (*whyp says why; borrowed).
+ * pool_by_user - the slot whose current process holds the key of User-Id
+ * user (STARTING, IDLE or BUSY), or NULL: a User-Id of a process that
+ * is gone, or of no slot.
  */
-struct pool_worker *pool_ready(struct pool *p, const struct msg_ident *ident,
-    const char *role, const char *provider, uint64_t pid, uint64_t now,
-    uint64_t *jobp, const char **whyp);
+struct pool_worker *pool_by_user(struct pool *p, const struct msg_user *user);
 
-/* pool_find - the ready slot whose worker has identity ident, or NULL. */
-struct pool_worker *pool_find(struct pool *p, const struct msg_ident *ident);
+/*
+ * pool_ready - READY on connection ident from the process of slot w
+ * (found by its User-Id), saying role and provider.  0: w is IDLE and
+ * ident is its connection.  -SHIRO_ERR_STATE: w said READY already (or
+ * is not STARTING); -SHIRO_ERR_PERM: another role or provider than w
+ * was started for.  *whyp says why (borrowed); w is unchanged then.
+ */
+int pool_ready(struct pool_worker *w, const struct msg_ident *ident,
+    const char *role, const char *provider, uint64_t now, const char **whyp);
+
+/* pool_has_pid - whether pid is a live (not yet reaped) worker's. */
+int pool_has_pid(const struct pool *p, pid_t pid);
 
 /* pool_seen - the worker of w showed a sign of life at now. */
 void pool_seen(struct pool_worker *w, uint64_t now);

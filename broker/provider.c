@@ -375,11 +375,16 @@ provider_pool(struct config *cfg)
 			config_add_workers(cfg, CONFIG_ROLE_MODEL, tp->name, 1);
 		return;
 	}
-	/* An explicit pool: a provider that must serve and has no group
-	 * gets its default one. */
-	if (!provider_has_group(cfg, mp->name))
-		config_add_workers(cfg, CONFIG_ROLE_MODEL, mp->name,
-		    count + (tp == mp && !offline));
+	/* An explicit pool: a model provider that must serve and has no
+	 * group gets its default one; the offline summarizer is left as
+	 * the pool says (a pool without it is told in the log). */
+	if (!provider_has_group(cfg, mp->name) && !offline)
+		config_add_workers(
+		    cfg, CONFIG_ROLE_MODEL, mp->name, count + (tp == mp));
+	else if (!provider_has_group(cfg, mp->name))
+		provider_note(cfg,
+		    "no model worker of provider offline in workers: "
+		    "compactions wait until one is added");
 	if (tp != NULL && !provider_has_group(cfg, tp->name))
 		config_add_workers(cfg, CONFIG_ROLE_MODEL, tp->name, 1);
 }
@@ -496,21 +501,6 @@ provider_resolve(struct config *cfg, char *const *envp, char **errp)
 	}
 	provider_pool(cfg);
 	return 0;
-}
-
-/* provider_forget_env - unset every key variable (see provider.h). */
-void
-provider_forget_env(const struct config *cfg)
-{
-	size_t k;
-
-	for (k = 0; k < PROVIDER_NPRESETS; k++)
-		if (provider_presets[k].key_env != NULL)
-			(void)unsetenv(provider_presets[k].key_env);
-	(void)unsetenv("SHIRO_API_KEY");
-	for (k = 0; k < cfg->nproviders; k++)
-		if (cfg->providers[k].key_env != NULL)
-			(void)unsetenv(cfg->providers[k].key_env);
 }
 
 /* provider_load_keys - read keyFile keys (see provider.h). */

@@ -79,15 +79,6 @@ int provider_resolve(struct config *cfg, char *const *envp, char **errp);
  */
 void provider_load_keys(struct config *cfg, char **notesp);
 
-/*
- * provider_forget_env - once the keys are in memory, unset every
- * variable that may hold one (each preset's, SHIRO_API_KEY, each
- * keyEnv) from this process's environment, so that no program shirod
- * starts inherits a key.  (The bytes of the environment block shirod
- * was started with are another matter: see docs/providers.md.)
- */
-void provider_forget_env(const struct config *cfg);
-
 /* provider_usable - p can be called: offline, or keyless, or has its key
  * (or a keyFile), and has a model. */
 int provider_usable(const struct config_provider *p);

@@ -26,6 +26,12 @@
 /* The most text bytes a "message" event carries. */
 #define SERVE_EVENT_TEXT 4096
 
+/* Most view lines a MEMORY page carries, and most text bytes (a line is
+ * at most a node, 512 bytes): a page is well under MSG_MAX_BODY and
+ * MSG_MAX_VALUES whatever the view. */
+#define SERVE_MEMORY_LINES 4096
+#define SERVE_MEMORY_BYTES (1u << 20)
+
 /* Most messages a LOG reply carries, and most text bytes in all. */
 #define SERVE_LOG_MAX 1000
 #define SERVE_LOG_BYTES (2u << 20)
@@ -279,10 +285,16 @@ serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
 	if (rc != 0) {
 		out_error(b, &s->from, s->rid, "store",
 		    "the message was not logged: %s", store_errmsg(b->store));
-		return;
+		/* Pages that became durable before the failure are in the
+		 * log all the same: the planner must have them too. */
+		if (count > 0)
+			log_warnx("%zu pages of a long message were logged "
+				  "before the failure",
+			    count);
+	} else {
+		serve_ack(b, s, first, first < t0);
 	}
-	serve_ack(b, s, first, first < t0);
-	if (first < t0)
+	if (count == 0 || first < t0)
 		return;
 	if (s->turn)
 		pinned = serve_pin(b, &npinned);
@@ -303,7 +315,7 @@ serve_flush_batch(
 	size_t *same = xcalloc(n, sizeof(*same)); /* index of the first */
 	size_t *slot = xcalloc(n, sizeof(*slot)); /* its place in in[] */
 	uint64_t *ids = xcalloc(n, sizeof(*ids)), t0;
-	size_t k, j, nin = 0, nnodes = 0, llen;
+	size_t k, j, nin = 0, nnodes = 0, llen, durable = 0;
 	const char *kind;
 	int rc;
 
@@ -328,8 +340,9 @@ serve_flush_batch(
 		if (same[k] == k)
 			slot[k] = nin++;
 	}
-	rc = store_append_batch(b->store, in, nin, ids);
-	if ((rc == -SHIRO_ERR_INVAL || rc == -SHIRO_ERR_TOOBIG) && n > 1) {
+	rc = store_append_batch(b->store, in, nin, ids, &durable);
+	if ((rc == -SHIRO_ERR_INVAL || rc == -SHIRO_ERR_TOOBIG) && n > 1 &&
+	    durable == 0) {
 		/* The store refused one message's content before writing
 		 * anything: log each alone, so that only that one fails. */
 		log_info("a batch of %zu messages was refused (%s): logging "
@@ -339,20 +352,23 @@ serve_flush_batch(
 			serve_flush_batch(b, &v[k], 1, now);
 		goto out;
 	}
+	/* Only the first durable of in[] were logged: those are
+	 * acknowledged and go to the planner, exactly those; the others
+	 * are refused. */
 	if (rc != 0) {
-		log_warnx(
-		    "%zu messages not logged: %s", n, store_errmsg(b->store));
+		log_warnx("%zu of %zu messages not logged: %s", nin - durable,
+		    nin, store_errmsg(b->store));
 		for (k = 0; k < n; k++)
-			out_error(b, &v[k].from, v[k].rid, "store",
-			    "the message was not logged: %s",
-			    store_errmsg(b->store));
-		goto out;
+			if (slot[same[k]] >= durable)
+				out_error(b, &v[k].from, v[k].rid, "store",
+				    "the message was not logged: %s",
+				    store_errmsg(b->store));
 	}
 	/* The leaves that fit a node are nodes at once (rule 12). */
 	for (k = 0; k < n; k++) {
 		size_t s = slot[k];
 
-		if (same[k] != k || ids[s] < t0)
+		if (same[k] != k || s >= durable || ids[s] < t0)
 			continue;
 		leaf[k] = compact_leaf_text(in[s].text, in[s].len, &llen);
 		if (leaf[k] == NULL)
@@ -369,7 +385,8 @@ serve_flush_batch(
 	for (k = 0; k < n; k++) {
 		uint64_t id = ids[slot[same[k]]];
 
-		serve_ack(b, &v[k], id, same[k] != k || id < t0);
+		if (slot[same[k]] < durable)
+			serve_ack(b, &v[k], id, same[k] != k || id < t0);
 	}
 	for (k = 0; k < nnodes; k++)
 		compact_node_put(b, 0, nodes[k].i, nodes[k].text, nodes[k].len,
@@ -378,7 +395,7 @@ serve_flush_batch(
 		size_t s = slot[k], npinned = 0;
 		struct plan_line *pinned = NULL;
 
-		if (same[k] != k || ids[s] < t0)
+		if (same[k] != k || s >= durable || ids[s] < t0)
 			continue;
 		if (v[k].turn)
 			pinned = serve_pin(b, &npinned);
@@ -412,7 +429,10 @@ serve_flush(struct broker *b)
 
 	if (b->nsends == 0)
 		return;
-	for (k = 0; k <= b->nsends; k++) {
+	for (k = 0; b->broken && k < b->nsends; k++)
+		out_error(b, &b->sends[k].from, b->sends[k].rid, "stopping",
+		    "shirod is stopping; the message was not logged");
+	for (k = 0; !b->broken && k <= b->nsends; k++) {
 		len = 0;
 		if (k < b->nsends)
 			(void)msg_get_str(b->sends[k].m, "text", &text, &len);
@@ -427,6 +447,17 @@ serve_flush(struct broker *b)
 	for (k = 0; k < b->nsends; k++)
 		msg_destroy(&b->sends[k].m);
 	b->nsends = 0;
+	if (b->broken)
+		return;
+	/* Limping on would lose messages: a log that refuses every append
+	 * until reopened, or a planner whose ids left the log's. */
+	if (store_poisoned(b->store)) {
+		broker_fail(b, "the log refuses appends until reopened: %s",
+		    store_errmsg(b->store));
+		return;
+	}
+	if (broker_check_counts(b) != 0)
+		return;
 	/* A failed node is tried again at the next message (rule 38). */
 	compact_retry(b);
 	compact_dispatch(b, now);
@@ -579,6 +610,9 @@ serve_status(struct broker *b, struct msg_val *doc)
 	msg_val_set_int(v, "known", (int64_t)b->clients.n);
 	msg_val_set_int(v, "refused", (int64_t)b->n_refused);
 	msg_val_set_int(v, "bad", (int64_t)b->n_bad);
+	v = msg_val_set_map(doc, "auth");
+	msg_val_set_int(v, "admitted", (int64_t)b->zap.admitted);
+	msg_val_set_int(v, "refused", (int64_t)b->zap.refused);
 	msg_val_set_int(doc, "seq", (int64_t)b->clients.seq);
 	v = msg_val_set_map(doc, "turns");
 	if (b->cfg.turn_provider != NULL)
@@ -617,19 +651,40 @@ serve_node_text(struct broker *b, unsigned l, uint64_t i, struct buf *out)
 	return 0;
 }
 
-/* serve_memory - MEMORY: the status and every view line. */
+/* serve_memory - MEMORY [offset]: the status and one page of the view's
+ * lines, from line offset on; next says where the following page starts
+ * (absent on the last).  An offset past the view is an ERROR. */
 static void
-serve_memory(struct broker *b, struct msg_val *doc)
+serve_memory(struct broker *b, const struct msg_ident *from,
+    const struct msg *m, uint64_t rid)
 {
 	const struct plan_line *lines;
-	struct msg_val *arr, *v;
+	struct msg_val *arr, *v, *doc;
 	struct buf t = BUF_INIT;
-	size_t n, k;
+	uint64_t offset = 0;
+	size_t n, k, bytes = 0;
+	struct msg *r;
 
-	serve_status(b, msg_val_set_map(doc, "status"));
+	(void)msg_get_uint(m, "offset", &offset);
 	plan_view(b->plan, &lines, &n);
+	if (offset > n) {
+		out_error(b, from, rid, "memory",
+		    "offset %llu is past the view's %zu lines",
+		    (unsigned long long)offset, n);
+		return;
+	}
+	r = serve_reply(rid, &doc);
+	serve_status(b, msg_val_set_map(doc, "status"));
+	msg_val_set_int(doc, "offset", (int64_t)offset);
+	msg_val_set_int(doc, "total", (int64_t)n);
 	arr = msg_val_set_arr(doc, "lines");
-	for (k = 0; k < n; k++) {
+	for (k = (size_t)offset; k < n; k++) {
+		/* A page stays far inside one message's limits. */
+		if (k - offset >= SERVE_MEMORY_LINES ||
+		    bytes >= SERVE_MEMORY_BYTES) {
+			msg_val_set_int(doc, "next", (int64_t)k);
+			break;
+		}
 		v = msg_val_add_map(arr);
 		msg_val_set_int(v, "id", (int64_t)(lines[k].i << lines[k].l));
 		msg_val_set_int(v, "n", (int64_t)(1ULL << lines[k].l));
@@ -641,8 +696,10 @@ serve_memory(struct broker *b, struct msg_val *doc)
 		    serve_node_text(b, lines[k].l, lines[k].i, &t) != 0)
 			buf_adds(&t, RENDER_PLACEHOLDER);
 		msg_val_set_strn(v, "text", t.data, t.len);
+		bytes += t.len;
 	}
 	buf_free(&t);
+	serve_answer(b, from, &r);
 }
 
 /* serve_zoom_part - one part of a zoom: a message or a node. */
@@ -793,9 +850,7 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		serve_answer(b, from, &r);
 		break;
 	case MSG_MEMORY:
-		r = serve_reply(rid, &doc);
-		serve_memory(b, doc);
-		serve_answer(b, from, &r);
+		serve_memory(b, from, m, rid);
 		break;
 	case MSG_ZOOM:
 		serve_zoom(b, from, m, rid);
@@ -806,6 +861,15 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		serve_answer(b, from, &r);
 		break;
 	case MSG_STOP:
+		/* Only a client that said HELLO: one the clients' socket
+		 * admitted (the user's own, no worker's) and that speaks the
+		 * protocol of this release. */
+		if (cl == NULL || !cl->attached) {
+			out_error(b, from, rid, "hello",
+			    "only an attached client may stop shirod: say "
+			    "HELLO first");
+			break;
+		}
 		r = serve_reply(rid, &doc);
 		msg_val_set_bool(doc, "stopping", true);
 		msg_val_set_int(doc, "pid", getpid());

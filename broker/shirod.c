@@ -54,7 +54,10 @@ shirod_usage(FILE *f)
 	    "\n"
 	    "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
 	    "config.json,\n"
-	    "3 another shirod already serves this home, 64 bad usage.\n",
+	    "3 another shirod already serves this home, 4 the chat's store\n"
+	    "failed while serving (restart it; nothing acknowledged is "
+	    "lost),\n"
+	    "64 bad usage.\n",
 	    f);
 }
 
@@ -272,9 +275,6 @@ main(int argc, char **argv)
 	 * that started this daemon (docs/providers.md). */
 	if (rc == 0 && (rc = provider_resolve(&b.cfg, environ, &err)) != 0)
 		config_free(&b.cfg);
-	/* The keys are in memory now; no worker inherits a variable. */
-	if (rc == 0)
-		provider_forget_env(&b.cfg);
 	if (rc != 0) {
 		fprintf(stderr, "shirod: %s/config.json: %s\n", home,
 		    err ? err : "cannot be read");
@@ -298,10 +298,14 @@ main(int argc, char **argv)
 		free(home);
 		return 0;
 	}
+	/* The keys are read once, before anything else can run, and their
+	 * variables erased before the daemon's parent waits around: those
+	 * the resolution found in the environment, then keyFile's. */
+	provider_load_keys(&b.cfg, &err);
+	(void)secret_load(&b.secrets, &b.cfg);
 	b.bindir = shirod_bindir(argv[0]);
 	if (o.daemon)
 		report = shirod_detach(home);
-	provider_load_keys(&b.cfg, &err);
 	shirod_providers_log(&b.cfg, err);
 	free(err);
 	err = NULL;

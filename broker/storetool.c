@@ -573,7 +573,7 @@ storetool_import_flush(struct storetool_import *im)
 	if (im->n == 0)
 		return 0;
 	ids = xcalloc(im->n, sizeof(*ids));
-	ret = store_append_batch(im->s, im->m, im->n, ids);
+	ret = store_append_batch(im->s, im->m, im->n, ids, NULL);
 	if (ret != 0)
 		fprintf(
 		    stderr, "shiro-store: append: %s\n", store_errmsg(im->s));

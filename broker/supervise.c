@@ -41,81 +41,103 @@ supervise_kill(
 		compact_requeue(b, job);
 }
 
-/* supervise_secret - send the provider's key to a newly ready worker. */
+/* supervise_secret - send the provider's key to a newly ready worker,
+ * once per process. */
 static void
 supervise_secret(struct broker *b, struct pool_worker *w)
 {
-	const struct config_provider *p;
+	const unsigned char *key;
 	struct msg *m;
+	size_t len = 0;
 
-	if (w->provider == NULL)
+	if (w->provider == NULL || w->secret_sent)
 		return;
-	p = config_provider(&b->cfg, w->provider);
-	/* The key was read once at start (provider_resolve from the
-	 * environment, provider_load_keys from keyFile) and stays in
-	 * memory; a keyless provider gets no SECRET. */
-	if (p == NULL || p->key == NULL)
+	key = secret_get(&b->secrets, w->provider, &len);
+	if (key == NULL)
 		return;
 	m = msg_new(MSG_SECRET);
-	msg_set_str(m, "provider", p->name);
-	msg_set_bin(m, "key", p->key, p->key_len);
+	msg_set_str(m, "provider", w->provider);
+	msg_set_bin(m, "key", key, len);
 	if (msg_send(b->wsock, m, &w->ident) == 0)
 		w->secret_sent = 1;
 	msg_destroy(&m);
 }
 
-/* supervise_ready - a READY: match it to the slot that started it. */
+/* supervise_ready - READY from the authenticated process of slot w. */
 static void
-supervise_ready(struct broker *b, const struct msg_ident *from,
-    const struct msg *m, uint64_t now)
+supervise_ready(struct broker *b, struct pool_worker *w,
+    const struct msg_ident *from, const struct msg *m, uint64_t now)
 {
 	const char *role = "", *provider = "", *why = "";
-	struct pool_worker *w;
-	uint64_t pid = 0, version = 0, job = 0, jobs = 1;
+	uint64_t pid = 0, version = 0, jobs = 1;
 
 	(void)msg_get_str(m, "role", &role, NULL);
 	(void)msg_get_str(m, "provider", &provider, NULL);
 	(void)msg_get_uint(m, "pid", &pid);
 	(void)msg_get_uint(m, "version", &version);
 	if (version != MSG_VERSION) {
-		log_warnx("worker pid %llu speaks version %llu, not %d: "
-			  "ignored",
-		    (unsigned long long)pid, (unsigned long long)version,
-		    MSG_VERSION);
+		char whyv[96];
+
+		snprintf(whyv, sizeof(whyv), "speaks version %llu, not %d",
+		    (unsigned long long)version, MSG_VERSION);
+		supervise_kill(b, w, whyv, now);
 		return;
 	}
-	w = pool_ready(&b->pool, from, role, provider, pid, now, &job, &why);
-	if (job != 0)
-		compact_requeue(b, job);
-	if (w == NULL) {
-		log_warnx("READY from pid %llu (%s %s) refused: %s",
-		    (unsigned long long)pid, role, provider, why);
+	/* A second READY (a stolen key, or a worker that reconnected) is
+	 * refused and its process replaced: SECRET never goes twice. */
+	if (pool_ready(w, from, role, provider, now, &why) != 0) {
+		supervise_kill(b, w, why, now);
 		return;
 	}
 	(void)msg_get_uint(m, "jobs", &jobs);
 	pool_capacity(w, jobs);
-	log_info("worker %u (%s %s, pid %llu) is ready", w->idx, role, provider,
-	    (unsigned long long)pid);
+	/* The pid it reports is only for the log: the slot is known by the
+	 * key its connection proved. */
+	log_info("worker %u (%s %s, pid %d) is ready", w->idx, role, provider,
+	    (int)w->pid);
+	if (pid != (uint64_t)w->pid)
+		log_info("worker %u reports pid %llu (its pid here is %d)",
+		    w->idx, (unsigned long long)pid, (int)w->pid);
 	supervise_secret(b, w);
 	compact_dispatch(b, now);
+}
+
+/* supervise_same_conn - whether from is the connection w said READY on. */
+static int
+supervise_same_conn(const struct pool_worker *w, const struct msg_ident *from)
+{
+	return w->ident.len == from->len &&
+	    memcmp(w->ident.data, from->data, from->len) == 0;
 }
 
 /* supervise_worker - handle one message from the worker socket. */
 void
 supervise_worker(struct broker *b, const struct msg_ident *from,
-    struct msg **mp, uint64_t now)
+    const struct msg_user *user, struct msg **mp, uint64_t now)
 {
 	struct msg *m = *mp;
 	enum msg_type t = msg_type(m);
 	struct pool_worker *w;
 
-	w = pool_find(&b->pool, from);
+	/* The slot comes from the connection's key, never from the peer's
+	 * word: a process that is gone or never was one of ours. */
+	w = pool_by_user(&b->pool, user);
 	if (w == NULL) {
-		if (t == MSG_READY)
-			supervise_ready(b, from, m, now);
-		else
-			log_info("%s from an unknown worker, dropped",
-			    msg_type_name(t));
+		lograte_info(&b->log_unknown, now,
+		    "%s from an unknown worker (%s), dropped", msg_type_name(t),
+		    user->len ? user->id : "no key");
+		goto out;
+	}
+	if (t == MSG_READY) {
+		supervise_ready(b, w, from, m, now);
+		goto out;
+	}
+	if (w->state == POOL_STARTING || !supervise_same_conn(w, from)) {
+		/* Before its READY, or on a second connection: not served. */
+		lograte_info(&b->log_unknown, now, "worker %u: %s %s, dropped",
+		    w->idx, msg_type_name(t),
+		    w->state == POOL_STARTING ? "before READY"
+					      : "on another connection");
 		goto out;
 	}
 	pool_seen(w, now);
@@ -145,11 +167,9 @@ supervise_worker(struct broker *b, const struct msg_ident *from,
 		if (!b->stopping)
 			supervise_kill(b, w, "said goodbye", now);
 		break;
-	case MSG_READY:
-		supervise_kill(b, w, "sent READY twice", now);
-		break;
 	default:
-		log_info("worker %u: %s ignored", w->idx, msg_type_name(t));
+		lograte_info(&b->log_unknown, now, "worker %u: %s ignored",
+		    w->idx, msg_type_name(t));
 		break;
 	}
 out:
@@ -158,13 +178,14 @@ out:
 
 /* supervise_bad - a malformed frame from the worker socket. */
 void
-supervise_bad(struct broker *b, const struct msg_ident *from, uint64_t now)
+supervise_bad(struct broker *b, const struct msg_user *user, uint64_t now)
 {
-	struct pool_worker *w = from ? pool_find(&b->pool, from) : NULL;
+	struct pool_worker *w = pool_by_user(&b->pool, user);
 	char why[160];
 
 	if (w == NULL) {
-		log_info("malformed frame from an unknown worker: %s",
+		lograte_info(&b->log_unknown, now,
+		    "malformed frame from an unknown worker: %s",
 		    msg_strerror());
 		return;
 	}

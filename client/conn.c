@@ -167,9 +167,9 @@ conn_wait(struct conn *c, int fd, long timeout_ms, uint64_t want_rid,
 	return 0;
 }
 
-/* conn_request - send req and wait for its answer (see conn.h). */
-int
-conn_request(struct conn *c, struct msg *req, long timeout_ms,
+/* conn_request_one - send req and wait for its answer. */
+static int
+conn_request_one(struct conn *c, struct msg *req, long timeout_ms,
     volatile sig_atomic_t *stop, struct msg **replyp)
 {
 	long long start = zsock_now_ms(), left;
@@ -201,6 +201,95 @@ conn_request(struct conn *c, struct msg *req, long timeout_ms,
 		if (rc < 0)
 			return rc;
 	}
+}
+
+/*
+ * conn_memory_rest - *replyp answers a MEMORY from offset 0 and says where
+ * the next page starts: ask for every page after it and make *replyp one
+ * REPLY whose lines are all of them, in order.  An ERROR on the way (the
+ * view shrank under the pages) replaces *replyp.
+ */
+static int
+conn_memory_rest(struct conn *c, long timeout_ms, volatile sig_atomic_t *stop,
+    struct msg **replyp)
+{
+	const struct msg_val *doc, *lines, *pdoc;
+	struct msg_val *mdoc, *all;
+	struct msg *merged, *req, *page = NULL;
+	int64_t next = 0, offset = 0;
+	uint64_t rid = 0;
+	size_t k, n;
+	int rc = 0;
+
+	if (msg_type(*replyp) != MSG_REPLY ||
+	    msg_get_map(*replyp, "doc", &doc) != 0 ||
+	    msg_val_int(doc, "next", &next) != 0)
+		return 0;
+	(void)msg_get_uint(*replyp, "rid", &rid);
+	merged = msg_new(MSG_REPLY);
+	msg_set_int(merged, "rid", (int64_t)rid);
+	mdoc = msg_set_map(merged, "doc");
+	for (k = 0; k < doc->u.m.n; k++)
+		if (strcmp(doc->u.m.kv[k].key, "next") != 0 &&
+		    strcmp(doc->u.m.kv[k].key, "lines") != 0)
+			(void)msg_val_set_copy(
+			    mdoc, doc->u.m.kv[k].key, doc->u.m.kv[k].val);
+	all = msg_val_set_arr(mdoc, "lines");
+	lines = msg_val_get(doc, "lines");
+	n = lines != NULL && lines->type == MSG_V_ARR ? lines->u.a.n : 0;
+	for (k = 0; k < n; k++)
+		(void)msg_val_add_copy(all, lines->u.a.items[k]);
+	/* Each page must start where the last one said, further on. */
+	while (next > offset) {
+		offset = next;
+		req = msg_new(MSG_MEMORY);
+		msg_set_int(req, "offset", offset);
+		rc = conn_request_one(c, req, timeout_ms, stop, &page);
+		msg_destroy(&req);
+		if (rc < 0)
+			break;
+		if (msg_type(page) != MSG_REPLY ||
+		    msg_get_map(page, "doc", &pdoc) != 0) {
+			msg_destroy(&merged);
+			msg_destroy(replyp);
+			*replyp = page;
+			return 0;
+		}
+		lines = msg_val_get(pdoc, "lines");
+		n = lines != NULL && lines->type == MSG_V_ARR ? lines->u.a.n
+							      : 0;
+		for (k = 0; k < n; k++)
+			(void)msg_val_add_copy(all, lines->u.a.items[k]);
+		if (msg_val_get(pdoc, "total") != NULL)
+			(void)msg_val_set_copy(
+			    mdoc, "total", msg_val_get(pdoc, "total"));
+		if (msg_val_int(pdoc, "next", &next) != 0)
+			next = 0;
+		msg_destroy(&page);
+	}
+	msg_destroy(&page);
+	if (rc < 0) {
+		msg_destroy(&merged);
+		return rc;
+	}
+	msg_destroy(replyp);
+	*replyp = merged;
+	return 0;
+}
+
+/* conn_request - send req and wait for its answer (see conn.h); a
+ * MEMORY from the start comes back with every page of the view. */
+int
+conn_request(struct conn *c, struct msg *req, long timeout_ms,
+    volatile sig_atomic_t *stop, struct msg **replyp)
+{
+	int rc = conn_request_one(c, req, timeout_ms, stop, replyp);
+
+	if (rc == 0 && msg_type(req) == MSG_MEMORY && !msg_has(req, "offset"))
+		rc = conn_memory_rest(c, timeout_ms, stop, replyp);
+	if (rc < 0)
+		msg_destroy(replyp);
+	return rc;
 }
 
 /* conn_pump - handle the daemon's messages for a while (see conn.h). */

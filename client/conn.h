@@ -56,7 +56,10 @@ int conn_open(const char *endpoint, int dead_ms, uint64_t last_seq,
  * at its type.  Returns -SHIRO_ERR_TIMEOUT when the daemon died (silent
  * for dead_ms) or when timeout_ms (-1: no limit) passed without the
  * answer, -SHIRO_ERR_CANCELED when a signal interrupted the wait and
- * *stop is set, -SHIRO_ERR_IO for a socket error.
+ * *stop is set, -SHIRO_ERR_IO for a socket error.  A MEMORY without an
+ * offset is answered with the whole view: when shirod's REPLY says a
+ * next page follows, the pages after it are asked for (each within
+ * timeout_ms) and their lines appended to the first REPLY's.
  */
 int conn_request(struct conn *c, struct msg *req, long timeout_ms,
     volatile sig_atomic_t *stop, struct msg **replyp);

@@ -457,6 +457,59 @@ msg_val_add_arr(struct msg_val *arrv)
 	return x;
 }
 
+/* msg_val_copy - make the empty value dst a deep copy of src. */
+static void
+msg_val_copy(struct msg_val *dst, const struct msg_val *src)
+{
+	size_t k;
+
+	dst->type = src->type;
+	switch (src->type) {
+	case MSG_V_BOOL:
+		dst->u.b = src->u.b;
+		break;
+	case MSG_V_INT:
+		dst->u.i = src->u.i;
+		break;
+	case MSG_V_STR:
+	case MSG_V_BIN:
+		msg_val_put_bin(dst, src->u.s.ptr, src->u.s.len);
+		dst->type = src->type;
+		break;
+	case MSG_V_ARR:
+		for (k = 0; k < src->u.a.n; k++)
+			msg_val_copy(msg_val_push(dst), src->u.a.items[k]);
+		break;
+	case MSG_V_MAP:
+		for (k = 0; k < src->u.m.n; k++)
+			msg_val_copy(msg_val_slot(dst, src->u.m.kv[k].key),
+			    src->u.m.kv[k].val);
+		break;
+	case MSG_V_NIL:
+		break;
+	}
+}
+
+/* msg_val_add_copy - append a deep copy of v to array arrv. */
+struct msg_val *
+msg_val_add_copy(struct msg_val *arrv, const struct msg_val *v)
+{
+	struct msg_val *x = msg_val_push(arrv);
+
+	msg_val_copy(x, v);
+	return x;
+}
+
+/* msg_val_set_copy - put a deep copy of v under key in map mapv. */
+struct msg_val *
+msg_val_set_copy(struct msg_val *mapv, const char *key, const struct msg_val *v)
+{
+	struct msg_val *x = msg_val_slot(mapv, key);
+
+	msg_val_copy(x, v);
+	return x;
+}
+
 /* msg_val_get - the value of key in the map mapv, or NULL. */
 const struct msg_val *
 msg_val_get(const struct msg_val *mapv, const char *key)
@@ -1372,9 +1425,32 @@ out:
 	return rc;
 }
 
+/* msg_user_of - the User-Id property of frame f into *userp. */
+static void
+msg_user_of(zmq_msg_t *f, struct msg_user *userp)
+{
+	const char *u = zmq_msg_gets(f, "User-Id");
+	size_t len = u != NULL ? strlen(u) : 0;
+
+	userp->len = 0;
+	userp->id[0] = '\0';
+	if (len == 0 || len > MSG_MAX_USER)
+		return;
+	memcpy(userp->id, u, len + 1);
+	userp->len = len;
+}
+
 /* msg_recv - receive one message without blocking. */
 int
 msg_recv(void *sock, struct msg **mp, struct msg_ident *fromp)
+{
+	return msg_recv_user(sock, mp, fromp, NULL);
+}
+
+/* msg_recv_user - receive one message and its connection's User-Id. */
+int
+msg_recv_user(void *sock, struct msg **mp, struct msg_ident *fromp,
+    struct msg_user *userp)
 {
 	zmq_msg_t frames[4];
 	size_t nframes = 0, want = fromp ? 4 : 3, extra = 0, first;
@@ -1384,6 +1460,10 @@ msg_recv(void *sock, struct msg **mp, struct msg_ident *fromp)
 	*mp = NULL;
 	if (fromp != NULL)
 		fromp->len = 0;
+	if (userp != NULL) {
+		userp->len = 0;
+		userp->id[0] = '\0';
+	}
 	/* Take every frame of one message, keeping the first four. */
 	for (;;) {
 		zmq_msg_t *f = nframes < 4 ? &frames[nframes] : NULL;
@@ -1418,6 +1498,9 @@ msg_recv(void *sock, struct msg **mp, struct msg_ident *fromp)
 		rc = msg_fail("a message of %zu frames", nframes + extra);
 		goto out;
 	}
+	/* Every frame of a message carries its connection's properties. */
+	if (userp != NULL)
+		msg_user_of(&frames[nframes - 1], userp);
 	first = 0;
 	if (fromp != NULL) {
 		if (zmq_msg_size(&frames[0]) > MSG_MAX_IDENT) {

@@ -125,6 +125,17 @@ struct msg_ident {
 	unsigned char data[MSG_MAX_IDENT];
 };
 
+/*
+ * The ZAP User-Id of the connection a message came on: what the ZAP
+ * handler said when it admitted the connection (zsock_zap_reply), so a
+ * peer cannot choose it.  Empty when the socket has no ZAP domain.
+ */
+#define MSG_MAX_USER 64u
+struct msg_user {
+	size_t len;
+	char id[MSG_MAX_USER + 1]; /* NUL-terminated */
+};
+
 /* msg_new - an empty message of a catalogue type (panics on MSG_NONE). */
 struct msg *msg_new(enum msg_type type);
 /* msg_destroy - free *mp and everything in it; set *mp to NULL. */
@@ -198,6 +209,14 @@ void msg_val_add_int(struct msg_val *arrv, int64_t v);
 void msg_val_add_bool(struct msg_val *arrv, bool v);
 struct msg_val *msg_val_add_map(struct msg_val *arrv);
 struct msg_val *msg_val_add_arr(struct msg_val *arrv);
+/*
+ * msg_val_add_copy / msg_val_set_copy - append to arrv, or put under key
+ * in mapv, a deep copy of v (of any message, decoded or built); the copy
+ * is returned (borrowed).
+ */
+struct msg_val *msg_val_add_copy(struct msg_val *arrv, const struct msg_val *v);
+struct msg_val *msg_val_set_copy(
+    struct msg_val *mapv, const char *key, const struct msg_val *v);
 /* msg_val_get - the value of key in the map mapv, or NULL (borrowed). */
 const struct msg_val *msg_val_get(const struct msg_val *mapv, const char *key);
 /* msg_val_str - the string of key in mapv, or NULL if absent or not STR. */
@@ -246,6 +265,15 @@ int msg_send(void *sock, const struct msg *m, const struct msg_ident *to);
  * -SHIRO_ERR_IO on a socket error.
  */
 int msg_recv(void *sock, struct msg **mp, struct msg_ident *fromp);
+
+/*
+ * msg_recv_user - msg_recv, and the User-Id of the connection the message
+ * came on into *userp (len 0 when it has none, or one longer than
+ * MSG_MAX_USER, which no handler of ours gives).  *userp is filled also
+ * when -SHIRO_ERR_PROTO is returned, as *fromp is.
+ */
+int msg_recv_user(void *sock, struct msg **mp, struct msg_ident *fromp,
+    struct msg_user *userp);
 
 /* msg_strerror - why the last msg_check/decode/recv failed (borrowed). */
 const char *msg_strerror(void);

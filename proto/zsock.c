@@ -1,9 +1,11 @@
 /* zsock.c - ZeroMQ sockets with shiro's limits, and polling. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include <zmq.h>
 
 #include "proto/err.h"
@@ -12,6 +14,17 @@
 #include "proto/msg.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
+
+/* A stable option of libzmq 4.3 still listed among its drafts. */
+#ifndef ZMQ_ZAP_ENFORCE_DOMAIN
+#define ZMQ_ZAP_ENFORCE_DOMAIN 93
+#endif
+
+/* Where libzmq asks its ZAP questions (RFC 27). */
+#define ZSOCK_ZAP_ENDPOINT "inproc://zeromq.zap.01"
+
+/* The first line of a credential: its format and revision. */
+#define ZSOCK_CRED_HEAD "shiro-cred/1\n"
 
 static void *zsock_ctx;
 
@@ -36,6 +49,53 @@ zsock_setint(void *sock, int opt, int value)
 	if (zmq_setsockopt(sock, opt, &value, sizeof(value)) < 0) {
 		log_warnx("zmq_setsockopt %d: %s", opt, zmq_strerror(errno));
 		return -SHIRO_ERR_INVAL;
+	}
+	return 0;
+}
+
+/* zsock_setkey - set a Z85 key option (40 characters and the NUL). */
+static int
+zsock_setkey(void *sock, int opt, const char *z85)
+{
+	if (strlen(z85) != ZSOCK_KEY_Z85 ||
+	    zmq_setsockopt(sock, opt, z85, ZSOCK_KEY_Z85 + 1) < 0) {
+		log_warnx("zmq_setsockopt %d: a bad CURVE key", opt);
+		return -SHIRO_ERR_INVAL;
+	}
+	return 0;
+}
+
+/* zsock_security - the ZAP domain and CURVE roles of opts on sock. */
+static int
+zsock_security(void *sock, int type, const struct zsock_opts *opts)
+{
+	const struct zsock_cred *c = opts->curve;
+	int rc;
+
+	if (type == ZMQ_ROUTER && opts->zap_domain != NULL) {
+		if (zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, opts->zap_domain,
+			strlen(opts->zap_domain)) < 0)
+			return -SHIRO_ERR_INVAL;
+		/* Refuse a connection when no handler answers, rather than
+		 * let it in unasked.  The handler is bound before any such
+		 * ROUTER and closed after it, so this never fires; an older
+		 * libzmq without the option is still safe by that order. */
+		(void)zsock_setint(sock, ZMQ_ZAP_ENFORCE_DOMAIN, 1);
+	}
+	if (type == ZMQ_ROUTER && opts->curve_secret != NULL) {
+		if ((rc = zsock_setint(sock, ZMQ_CURVE_SERVER, 1)) < 0 ||
+		    (rc = zsock_setkey(
+			 sock, ZMQ_CURVE_SECRETKEY, opts->curve_secret)) < 0)
+			return rc;
+	}
+	if (type == ZMQ_DEALER && c != NULL) {
+		if ((rc = zsock_setkey(sock, ZMQ_CURVE_SERVERKEY, c->server)) <
+			0 ||
+		    (rc = zsock_setkey(sock, ZMQ_CURVE_PUBLICKEY, c->own.pub)) <
+			0 ||
+		    (rc = zsock_setkey(sock, ZMQ_CURVE_SECRETKEY, c->own.sec)) <
+			0)
+			return rc;
 	}
 	return 0;
 }
@@ -85,6 +145,8 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 		rc = -SHIRO_ERR_INVAL;
 		goto out;
 	}
+	if (opts != NULL && (rc = zsock_security(sock, type, opts)) < 0)
+		goto out;
 out:
 	if (rc < 0)
 		zmq_close(sock);
@@ -200,4 +262,267 @@ long long
 zsock_now_ms(void)
 {
 	return (long long)mono_ms();
+}
+
+/* zsock_keypair - a fresh CURVE key pair. */
+int
+zsock_keypair(struct zsock_keypair *kp)
+{
+	if (zmq_curve_keypair(kp->pub, kp->sec) != 0) {
+		log_warnx("zmq_curve_keypair: %s", zmq_strerror(errno));
+		return -SHIRO_ERR_UNSUPP;
+	}
+	return 0;
+}
+
+/* zsock_z85_valid - whether s is a Z85 key: 40 characters of the
+ * alphabet. */
+static int
+zsock_z85_valid(const char *s, size_t len)
+{
+	static const char alphabet[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+				       "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+				       ".-:+=^!/*?&<>()[]{}@%$#";
+	size_t k;
+
+	if (len != ZSOCK_KEY_Z85)
+		return 0;
+	for (k = 0; k < len; k++)
+		if (s[k] == '\0' || strchr(alphabet, s[k]) == NULL)
+			return 0;
+	return 1;
+}
+
+/* zsock_key_decode - the binary form of a Z85 key. */
+int
+zsock_key_decode(const char *z85, unsigned char bin[ZSOCK_KEY_BIN])
+{
+	if (z85 == NULL || !zsock_z85_valid(z85, strlen(z85)) ||
+	    zmq_z85_decode(bin, z85) == NULL)
+		return -SHIRO_ERR_INVAL;
+	return 0;
+}
+
+/* zsock_cred_write - write c to fd as one short text. */
+int
+zsock_cred_write(int fd, const struct zsock_cred *c)
+{
+	char text[256];
+	int n;
+	ssize_t w;
+
+	n = snprintf(text, sizeof(text),
+	    ZSOCK_CRED_HEAD "server %s\npublic %s\nsecret %s\n", c->server,
+	    c->own.pub, c->own.sec);
+	if (n < 0 || (size_t)n >= sizeof(text))
+		return -SHIRO_ERR_INVAL;
+	do
+		w = write(fd, text, (size_t)n);
+	while (w < 0 && errno == EINTR);
+	explicit_bzero(text, sizeof(text));
+	return w == n ? 0 : -SHIRO_ERR_IO;
+}
+
+/* zsock_cred_field - copy the key after label at *pp into out. */
+static int
+zsock_cred_field(const char **pp, const char *end, const char *label,
+    char out[ZSOCK_KEY_Z85 + 1])
+{
+	size_t ll = strlen(label);
+	const char *p = *pp;
+
+	if ((size_t)(end - p) < ll + ZSOCK_KEY_Z85 + 1 ||
+	    memcmp(p, label, ll) != 0 ||
+	    !zsock_z85_valid(p + ll, ZSOCK_KEY_Z85) ||
+	    p[ll + ZSOCK_KEY_Z85] != '\n')
+		return -SHIRO_ERR_PROTO;
+	memcpy(out, p + ll, ZSOCK_KEY_Z85);
+	out[ZSOCK_KEY_Z85] = '\0';
+	*pp = p + ll + ZSOCK_KEY_Z85 + 1;
+	return 0;
+}
+
+/* zsock_cred_read - read and check a credential from fd. */
+int
+zsock_cred_read(int fd, struct zsock_cred *c)
+{
+	char text[512], derived[ZSOCK_KEY_Z85 + 1];
+	const char *p = text, *end;
+	size_t len = 0, hl = strlen(ZSOCK_CRED_HEAD);
+	ssize_t n;
+	int rc = -SHIRO_ERR_PROTO;
+
+	memset(c, 0, sizeof(*c));
+	/* Up to the end of the pipe, bounded: a longer text is wrong. */
+	while (len < sizeof(text)) {
+		n = read(fd, text + len, sizeof(text) - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = -SHIRO_ERR_IO;
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	end = text + len;
+	if (len == sizeof(text) || len < hl ||
+	    memcmp(text, ZSOCK_CRED_HEAD, hl))
+		goto out;
+	p += hl;
+	if (zsock_cred_field(&p, end, "server ", c->server) < 0 ||
+	    zsock_cred_field(&p, end, "public ", c->own.pub) < 0 ||
+	    zsock_cred_field(&p, end, "secret ", c->own.sec) < 0 || p != end)
+		goto out;
+	/* The public key must be the secret key's. */
+	if (zmq_curve_public(derived, c->own.sec) != 0 ||
+	    strcmp(derived, c->own.pub) != 0)
+		goto out;
+	rc = 0;
+out:
+	explicit_bzero(text, sizeof(text));
+	if (rc < 0)
+		explicit_bzero(c, sizeof(*c));
+	return rc;
+}
+
+/* zsock_zap_open - the ZAP handler's REP socket. */
+int
+zsock_zap_open(void **sockp)
+{
+	void *sock;
+	int rc;
+
+	if ((rc = zsock_make(ZMQ_REP, NULL, &sock)) < 0)
+		return rc;
+	if (zmq_bind(sock, ZSOCK_ZAP_ENDPOINT) < 0) {
+		log_warnx(
+		    "bind %s: %s", ZSOCK_ZAP_ENDPOINT, zmq_strerror(errno));
+		zmq_close(sock);
+		return -SHIRO_ERR_EXIST;
+	}
+	*sockp = sock;
+	return 0;
+}
+
+/* zsock_zap_text - copy frame f (at most max bytes, no NUL) as a string. */
+static int
+zsock_zap_text(zmq_msg_t *f, char *out, size_t max)
+{
+	size_t len = zmq_msg_size(f);
+
+	if (len > max || memchr(zmq_msg_data(f), '\0', len) != NULL)
+		return -SHIRO_ERR_PROTO;
+	memcpy(out, zmq_msg_data(f), len);
+	out[len] = '\0';
+	return 0;
+}
+
+/* zsock_zap_parse - the fields of a request's frames (f[0..n)). */
+static int
+zsock_zap_parse(zmq_msg_t *f, size_t n, struct zsock_zap_req *req)
+{
+	char version[4];
+
+	/* version, request id, domain, address, identity, mechanism, and
+	 * for CURVE one frame with the client's public key. */
+	if (n < 6 || zsock_zap_text(&f[0], version, 3) < 0 ||
+	    strcmp(version, "1.0") != 0)
+		return -SHIRO_ERR_PROTO;
+	if (zsock_zap_text(&f[2], req->domain, ZSOCK_ZAP_FIELD) < 0 ||
+	    zsock_zap_text(&f[3], req->address, ZSOCK_ZAP_FIELD) < 0 ||
+	    zsock_zap_text(&f[5], req->mechanism, sizeof(req->mechanism) - 1) <
+		0)
+		return -SHIRO_ERR_PROTO;
+	if (strcmp(req->mechanism, "NULL") == 0)
+		return n == 6 ? 0 : -SHIRO_ERR_PROTO;
+	if (strcmp(req->mechanism, "CURVE") == 0) {
+		if (n != 7 || zmq_msg_size(&f[6]) != ZSOCK_KEY_BIN)
+			return -SHIRO_ERR_PROTO;
+		memcpy(req->key, zmq_msg_data(&f[6]), ZSOCK_KEY_BIN);
+		req->has_key = 1;
+		return 0;
+	}
+	/* PLAIN and GSSAPI carry a password or a ticket: never ours. */
+	return n <= 8 ? 0 : -SHIRO_ERR_PROTO;
+}
+
+/* zsock_zap_recv - read one ZAP request without blocking. */
+int
+zsock_zap_recv(void *sock, struct zsock_zap_req *req)
+{
+	zmq_msg_t f[8], spare;
+	size_t n = 0, extra = 0;
+	int more, rc, flags = ZMQ_DONTWAIT;
+
+	memset(req, 0, sizeof(*req));
+	for (;;) {
+		zmq_msg_t *m = n < 8 ? &f[n] : &spare;
+
+		zmq_msg_init(m);
+		if (zmq_msg_recv(m, sock, flags) < 0) {
+			int e = errno;
+
+			zmq_msg_close(m);
+			rc = n == 0 && (e == EAGAIN || e == EINTR)
+			    ? -SHIRO_ERR_AGAIN
+			    : -SHIRO_ERR_IO;
+			goto out;
+		}
+		flags = 0;
+		more = zmq_msg_more(m);
+		if (m == &spare) {
+			zmq_msg_close(m);
+			extra++;
+		} else {
+			n++;
+		}
+		if (!more || n + extra > 64)
+			break;
+	}
+	if (n >= 2 && zmq_msg_size(&f[1]) <= sizeof(req->id)) {
+		req->idlen = zmq_msg_size(&f[1]);
+		memcpy(req->id, zmq_msg_data(&f[1]), req->idlen);
+	}
+	if (more) {
+		/* A request of more than 64 frames: drop the rest. */
+		while (more) {
+			zmq_msg_init(&spare);
+			if (zmq_msg_recv(&spare, sock, 0) < 0) {
+				zmq_msg_close(&spare);
+				break;
+			}
+			more = zmq_msg_more(&spare);
+			zmq_msg_close(&spare);
+		}
+		extra++;
+	}
+	rc = extra > 0 ? -SHIRO_ERR_PROTO : zsock_zap_parse(f, n, req);
+	if (rc == -SHIRO_ERR_PROTO)
+		(void)zsock_zap_reply(sock, req, 500, "malformed request", "");
+out:
+	while (n > 0)
+		zmq_msg_close(&f[--n]);
+	return rc;
+}
+
+/* zsock_zap_reply - answer a ZAP request. */
+int
+zsock_zap_reply(void *sock, const struct zsock_zap_req *req, int status,
+    const char *text, const char *user_id)
+{
+	char code[8];
+
+	snprintf(code, sizeof(code), "%03d", status);
+	if (zmq_send(sock, "1.0", 3, ZMQ_SNDMORE) < 0 ||
+	    zmq_send(sock, req->id, req->idlen, ZMQ_SNDMORE) < 0 ||
+	    zmq_send(sock, code, 3, ZMQ_SNDMORE) < 0 ||
+	    zmq_send(sock, text, strlen(text), ZMQ_SNDMORE) < 0 ||
+	    zmq_send(sock, user_id, strlen(user_id), ZMQ_SNDMORE) < 0 ||
+	    zmq_send(sock, "", 0, 0) < 0) {
+		log_warnx("zap reply: %s", zmq_strerror(errno));
+		return -SHIRO_ERR_IO;
+	}
+	return 0;
 }

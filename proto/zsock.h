@@ -14,12 +14,46 @@
 
 #include <stddef.h>
 
+/* CURVE keys: Z85 text (40 characters) as libzmq takes them, or binary. */
+#define ZSOCK_KEY_Z85 40
+#define ZSOCK_KEY_BIN 32
+
+/* A CURVE key pair in Z85 text; the secret half is wiped by its owner. */
+struct zsock_keypair {
+	char pub[ZSOCK_KEY_Z85 + 1];
+	char sec[ZSOCK_KEY_Z85 + 1];
+};
+
+/*
+ * A peer's credential for a CURVE server: the server's public key, which
+ * the peer checks, and the peer's own key pair, which the server's ZAP
+ * handler checks.  shirod hands one to each worker it starts, over an
+ * inherited pipe (zsock_cred_write, zsock_cred_read).
+ */
+struct zsock_cred {
+	char server[ZSOCK_KEY_Z85 + 1];
+	struct zsock_keypair own;
+};
+
 /* Socket options beyond the defaults; zero fields keep the default. */
 struct zsock_opts {
 	int hwm; /* queue length each way, default 1000 messages */
 	int linger_ms; /* on close, default 200 ms */
 	int heartbeat_ms; /* ZMTP ping interval, default 1000 ms */
 	const char *identity; /* DEALER routing identity, default random */
+	/*
+	 * ROUTER: with zap_domain set, every connection is put to the ZAP
+	 * handler (zsock_zap_open) before any message of it is read, and
+	 * one that the handler refuses never gets through.  With
+	 * curve_secret set too, the ROUTER is a CURVE server with that
+	 * secret key (Z85): a peer must speak CURVE, and the handler sees
+	 * its public key.  Without curve_secret, the NULL mechanism: the
+	 * handler sees the peer's address (for ipc ":uid:gid:pid").
+	 */
+	const char *zap_domain;
+	const char *curve_secret;
+	/* DEALER: be a CURVE client with this credential (copied). */
+	const struct zsock_cred *curve;
 };
 
 /* zsock_router - a ROUTER bound to endpoint ("ipc:///.../x.sock"). */
@@ -63,5 +97,68 @@ int zsock_poll(struct zsock_poll *items, int n, long timeout_ms);
 
 /* zsock_now_ms - a monotonic clock in milliseconds, for timers. */
 long long zsock_now_ms(void);
+
+/* zsock_keypair - a fresh CURVE key pair: 0 or -SHIRO_ERR_UNSUPP. */
+int zsock_keypair(struct zsock_keypair *kp);
+
+/*
+ * zsock_key_decode - the binary form of a Z85 key: 0, or -SHIRO_ERR_INVAL
+ * when z85 is not 40 characters of the Z85 alphabet.
+ */
+int zsock_key_decode(const char *z85, unsigned char bin[ZSOCK_KEY_BIN]);
+
+/*
+ * zsock_cred_write - write c to fd as one short text (under PIPE_BUF, so
+ * one write into an empty pipe never blocks): 0 or -SHIRO_ERR_IO.
+ */
+int zsock_cred_write(int fd, const struct zsock_cred *c);
+
+/*
+ * zsock_cred_read - read a credential from fd up to its end (the writer
+ * closed it) into *c.  Strict: exactly the text zsock_cred_write writes,
+ * keys of the Z85 alphabet, and a public key that belongs to the secret
+ * one.  0, -SHIRO_ERR_IO (read failed), -SHIRO_ERR_PROTO (anything else;
+ * *c is then wiped).  The caller closes fd and wipes *c when done.
+ */
+int zsock_cred_read(int fd, struct zsock_cred *c);
+
+/*
+ * ZAP (ZeroMQ's RFC 27), the handler side.  One REP socket per process,
+ * bound to inproc://zeromq.zap.01, answers libzmq's questions about the
+ * connections to every ROUTER made with a zap_domain: open it before
+ * binding those ROUTERs and close it after closing them, so that no
+ * connection is ever let through without an answer.  Every request must
+ * be answered (zsock_zap_reply) before the next one is read.
+ */
+#define ZSOCK_ZAP_FIELD 255 /* bytes of a domain, address or user id */
+
+struct zsock_zap_req {
+	char domain[ZSOCK_ZAP_FIELD + 1];
+	char address[ZSOCK_ZAP_FIELD + 1]; /* tcp "ip"; ipc ":uid:gid:pid" */
+	char mechanism[8]; /* "NULL" or "CURVE" ("PLAIN" is refused) */
+	unsigned char key[ZSOCK_KEY_BIN]; /* CURVE: the peer's public key */
+	int has_key;
+	unsigned char id[ZSOCK_ZAP_FIELD]; /* the request id, echoed */
+	size_t idlen;
+};
+
+/* zsock_zap_open - the handler's REP socket: 0 or a negative SHIRO_ERR_*. */
+int zsock_zap_open(void **sockp);
+
+/*
+ * zsock_zap_recv - read one request without blocking: 0 and *req,
+ * -SHIRO_ERR_AGAIN when none waits, -SHIRO_ERR_PROTO when one arrived
+ * that does not follow RFC 27 (it has been answered with 500 already),
+ * -SHIRO_ERR_IO on a socket error.
+ */
+int zsock_zap_recv(void *sock, struct zsock_zap_req *req);
+
+/*
+ * zsock_zap_reply - answer req: status 200 (admit, with user_id, which
+ * then comes with every message of that connection, see msg_recv_user),
+ * 400 (refuse) or 500; text is a short reason.  0 or -SHIRO_ERR_IO.
+ */
+int zsock_zap_reply(void *sock, const struct zsock_zap_req *req, int status,
+    const char *text, const char *user_id);
 
 #endif

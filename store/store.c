@@ -551,20 +551,29 @@ store_check_msg(struct store *s, const struct store_msg_in *m)
 	return 0;
 }
 
+/* store_poisoned - whether the store refuses appends until reopened. */
+int
+store_poisoned(const struct store *s)
+{
+	return s->poisoned;
+}
+
 /* store_append_batch - see store.h. */
 int
-store_append_batch(
-    struct store *s, const struct store_msg_in *m, size_t n, uint64_t *ids)
+store_append_batch(struct store *s, const struct store_msg_in *m, size_t n,
+    uint64_t *ids, size_t *durablep)
 {
 	struct buf b = BUF_INIT;
 	struct store_ient *ents = NULL;
 	const char **keys = NULL;
 	uint32_t day;
 	uint64_t next, id, off;
-	size_t k, j, runstart;
+	size_t k, j, runstart, done = 0;
 	int64_t now, date;
 	int ret, ret2;
 
+	if (durablep != NULL)
+		*durablep = 0;
 	if ((ret = store_check(s, 1)) != 0)
 		return ret;
 	for (k = 0; k < n; k++)
@@ -608,9 +617,13 @@ store_append_batch(
 		keys[k] = m[k].key;
 		ids[k] = next++;
 	}
-	/* Write each day's run of lines with one write and one fsync. */
+	/* Write each day's run of lines with one write and one fsync.
+	 * Everything before k is durable at the top of each turn: the runs
+	 * before it were fsynced, and a message that wrote nothing has the
+	 * id of one logged before it. */
 	k = 0;
 	while (k < n) {
+		done = k;
 		if (ents[k].len == 0) {
 			k++;
 			continue;
@@ -646,12 +659,15 @@ store_append_batch(
 			s->count++;
 		}
 	}
+	done = n;
 	ret = 0;
 	if (s->npend >= STORE_FLUSH_EVERY && (ret2 = store_db_flush(s)) != 0)
 		log_warnx("store: index commit failed (the log has the "
 			  "messages; reopen rebuilds it): %s",
 		    s->err);
 out:
+	if (durablep != NULL)
+		*durablep = done;
 	buf_free(&b);
 	free(ents);
 	free(keys);
@@ -662,7 +678,7 @@ out:
 int
 store_append(struct store *s, const struct store_msg_in *m, uint64_t *idp)
 {
-	return store_append_batch(s, m, 1, idp);
+	return store_append_batch(s, m, 1, idp, NULL);
 }
 
 /*
@@ -703,7 +719,7 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 {
 	struct store_msg_in *parts = NULL;
 	char **pkeys = NULL, *clipped = NULL;
-	size_t *lens = NULL, np = 0, k, off, clen;
+	size_t *lens = NULL, np = 0, k, off, clen, done = 0;
 	uint64_t *ids = NULL;
 	int ret;
 
@@ -721,8 +737,8 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 		    store_text_clip(m->text, m->len, STORE_TOOL_CHARS, &clen);
 		one.text = clipped;
 		one.len = clen;
-		*countp = 1;
 		ret = store_append(s, &one, firstp);
+		*countp = ret == 0 ? 1 : 0;
 		free(clipped);
 		return ret;
 	}
@@ -740,11 +756,10 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 			parts[k].key = pkeys[k];
 		}
 	}
-	ret = store_append_batch(s, parts, np, ids);
-	if (ret == 0) {
+	ret = store_append_batch(s, parts, np, ids, &done);
+	*countp = done;
+	if (done > 0)
 		*firstp = ids[0];
-		*countp = np;
-	}
 	for (k = 0; k < np; k++)
 		free(pkeys[k]);
 	free(pkeys);

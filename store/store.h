@@ -155,13 +155,25 @@ struct store_msg_in {
 int store_append(struct store *s, const struct store_msg_in *m, uint64_t *idp);
 
 /*
- * store_append_batch - group commit: log n messages in order with one
- * fsync; ids[k] gets message k's id.  All or none are acknowledged (a
- * crash may keep a prefix, which the keys let a retry complete).  Same
- * errors as store_append.
+ * store_append_batch - group commit: log n messages in order, with one
+ * write and one fsync per day file they go to; ids[k] gets message k's
+ * id.  *durablep (if not NULL) gets how many messages, from the first,
+ * are durable when it returns: n on success; on an error, those of the
+ * day files whose fsync returned before the failure (and any already
+ * logged under their key), whose ids[] are valid and which the store
+ * counts; none of the others is.  A crash may keep a prefix of the
+ * others, which the keys let a retry complete.  Same errors as
+ * store_append.
  */
-int store_append_batch(
-    struct store *s, const struct store_msg_in *m, size_t n, uint64_t *ids);
+int store_append_batch(struct store *s, const struct store_msg_in *m, size_t n,
+    uint64_t *ids, size_t *durablep);
+
+/*
+ * store_poisoned - whether an earlier failure (a failed fsync, a partial
+ * write that could not be cut) makes the store refuse every append
+ * until it is closed and reopened.
+ */
+int store_poisoned(const struct store *s);
 
 /*
  * store_append_long - log any text: a tool's output is clipped to head
@@ -171,7 +183,9 @@ int store_append_batch(
  * 0 carries the key and part k > 0 carries "key/k"; a key already logged
  * makes the whole call a retry that writes nothing, even when the text
  * now has another length (*firstp and *countp then tell what was logged
- * with it).  Same errors as store_append.
+ * with it).  Same errors as store_append; on an error *countp is the
+ * number of parts from *firstp on that are durable all the same (as
+ * store_append_batch's *durablep), 0 when none is.
  */
 int store_append_long(struct store *s, const struct store_msg_in *m,
     uint64_t *firstp, size_t *countp);

@@ -256,7 +256,7 @@ bench_group(const char *dir)
 		g.queued = 0;
 		/* The fsync runs without the lock: writers keep queueing. */
 		pthread_mutex_unlock(&g.mu);
-		if (store_append_batch(g.s, m, (size_t)n, ids) != 0)
+		if (store_append_batch(g.s, m, (size_t)n, ids, NULL) != 0)
 			fatalx("append: %s", store_errmsg(g.s));
 		pthread_mutex_lock(&g.mu);
 		g.total += (uint64_t)n;
@@ -303,7 +303,7 @@ bench_nodes(const char *dir)
 	for (k = 0; k < 64; k++)
 		m[k] = (struct store_msg_in){STORE_KIND_USER, "m", 1, NULL, 0};
 	for (k = 0; k < (BENCH_NODES + 64 * rounds) / 64 + 1; k++)
-		if (store_append_batch(s, m, 64, ids) != 0)
+		if (store_append_batch(s, m, 64, ids, NULL) != 0)
 			fatalx("append: %s", store_errmsg(s));
 	for (k = 0; k < BENCH_NODES; k++) {
 		t0 = bench_now();

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <zmq.h>
 
@@ -79,8 +80,11 @@ example(int number)
 		msg_set_str(m, "key", "k-0001");
 		msg_set_bool(m, "turn", false);
 		break;
-	case MSG_STATUS:
 	case MSG_MEMORY:
+		msg_set_int(m, "rid", 3);
+		msg_set_int(m, "offset", 4096);
+		break;
+	case MSG_STATUS:
 	case MSG_STOP:
 	case MSG_PING:
 		msg_set_int(m, "rid", 3);
@@ -931,6 +935,238 @@ ipc_frame_storm_is_drained(void)
 	zsock_term();
 }
 
+/* A ZAP handler for the tests: admits the CURVE key allow (as user
+ * "slot-a") or any NULL peer (as "anyone"); counts what it refused. */
+struct tzap {
+	void *sock;
+	unsigned char allow[ZSOCK_KEY_BIN];
+	unsigned asked, refused;
+	char address[ZSOCK_ZAP_FIELD + 1];
+};
+
+/* tzap_serve - answer every waiting ZAP request. */
+static void
+tzap_serve(struct tzap *z)
+{
+	struct zsock_zap_req req;
+
+	while (zsock_zap_recv(z->sock, &req) == 0) {
+		z->asked++;
+		snprintf(z->address, sizeof(z->address), "%s", req.address);
+		if (strcmp(req.mechanism, "NULL") == 0) {
+			CHECK(zsock_zap_reply(
+				  z->sock, &req, 200, "OK", "anyone") == 0);
+		} else if (req.has_key &&
+		    memcmp(req.key, z->allow, ZSOCK_KEY_BIN) == 0) {
+			CHECK(zsock_zap_reply(
+				  z->sock, &req, 200, "OK", "slot-a") == 0);
+		} else {
+			z->refused++;
+			CHECK(zsock_zap_reply(
+				  z->sock, &req, 400, "unknown key", "") == 0);
+		}
+	}
+}
+
+/* tzap_recv - serve ZAP while waiting up to ms for a message on router. */
+static int
+tzap_recv(struct tzap *z, void *router, long ms, struct msg **mp,
+    struct msg_user *user)
+{
+	long long end = zsock_now_ms() + ms;
+	struct zsock_poll it[2] = {
+	    {z->sock, -1, ZSOCK_IN, 0}, {router, -1, ZSOCK_IN, 0}};
+	struct msg_ident who;
+
+	while (zsock_now_ms() < end) {
+		(void)zsock_poll(it, 2, (long)(end - zsock_now_ms()));
+		tzap_serve(z);
+		if (msg_recv_user(router, mp, &who, user) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* test_cred - a fresh credential for a server key pair. */
+static void
+test_cred(const struct zsock_keypair *server, struct zsock_cred *c)
+{
+	memset(c, 0, sizeof(*c));
+	memcpy(c->server, server->pub, sizeof(c->server));
+	CHECK(zsock_keypair(&c->own) == 0);
+}
+
+/*
+ * A CURVE ROUTER with a ZAP domain lets in only the key its handler
+ * admits, and every message of that connection carries the User-Id the
+ * handler gave it; a peer with another key is refused (again at each of
+ * its reconnections) and none of its messages arrives.
+ */
+static void
+zap_curve_admits_only_known_keys(void)
+{
+	struct zsock_keypair server;
+	struct zsock_cred good, bad;
+	struct zsock_opts ro = {0}, go = {0}, bo = {0};
+	struct tzap z = {0};
+	struct msg_user user;
+	struct msg *m = example(MSG_HEARTBEAT), *got = NULL;
+	char ep[300];
+	void *router, *gd, *bd;
+	long long end;
+
+	snprintf(ep, sizeof(ep), "ipc://%s/z.sock", harness_tmpdir());
+	CHECK(zsock_keypair(&server) == 0);
+	test_cred(&server, &good);
+	test_cred(&server, &bad);
+	CHECK(zsock_key_decode(good.own.pub, z.allow) == 0);
+	CHECK(zsock_zap_open(&z.sock) == 0);
+	ro.zap_domain = "test";
+	ro.curve_secret = server.sec;
+	CHECK(zsock_router(ep, &ro, &router) == 0);
+	bo.curve = &bad;
+	CHECK(zsock_dealer(ep, &bo, &bd) == 0);
+	CHECK(msg_send(bd, m, NULL) == 0);
+	go.curve = &good;
+	CHECK(zsock_dealer(ep, &go, &gd) == 0);
+	CHECK(msg_send(gd, m, NULL) == 0);
+	CHECK(tzap_recv(&z, router, 5000, &got, &user) == 0);
+	CHECK_EQ_STR(user.id, "slot-a");
+	msg_destroy(&got);
+	/* The impostor's try is refused; once it was, the good peer's next
+	 * message arrives and nothing of the impostor's came before it. */
+	end = zsock_now_ms() + 10000;
+	while (z.refused < 1 && zsock_now_ms() < end) {
+		got = NULL;
+		CHECKF(tzap_recv(&z, router, 100, &got, &user) != 0,
+		    "a message from user \"%s\" got through", user.id);
+	}
+	CHECKF(z.refused >= 1, "the impostor was never refused");
+	msg_destroy(&m);
+	m = example(MSG_PING);
+	CHECK(msg_send(gd, m, NULL) == 0);
+	CHECK(tzap_recv(&z, router, 5000, &got, &user) == 0);
+	CHECK_EQ_STR(user.id, "slot-a");
+	CHECK(msg_type(got) == MSG_PING);
+	msg_destroy(&got);
+	zsock_close(&bd);
+	zsock_close(&gd);
+	zsock_close(&router);
+	zsock_close(&z.sock);
+	zsock_term();
+	msg_destroy(&m);
+}
+
+/*
+ * With the NULL mechanism, the handler sees an ipc peer as
+ * "host:uid:gid:pid" (libzmq's SO_PEERCRED): the pid is the connecting
+ * process's own.
+ */
+static void
+zap_null_sees_peer_credentials(void)
+{
+	struct zsock_opts ro = {0};
+	struct tzap z = {0};
+	struct msg_user user;
+	struct msg *m = example(MSG_PING), *got = NULL;
+	char ep[300], want[64], *tail;
+	void *router, *dealer;
+
+	snprintf(ep, sizeof(ep), "ipc://%s/n.sock", harness_tmpdir());
+	CHECK(zsock_zap_open(&z.sock) == 0);
+	ro.zap_domain = "clients";
+	CHECK(zsock_router(ep, &ro, &router) == 0);
+	CHECK(zsock_dealer(ep, NULL, &dealer) == 0);
+	CHECK(msg_send(dealer, m, NULL) == 0);
+	CHECK(tzap_recv(&z, router, 5000, &got, &user) == 0);
+	CHECK_EQ_STR(user.id, "anyone");
+	snprintf(want, sizeof(want), ":%u:%u:%d", (unsigned)geteuid(),
+	    (unsigned)getegid(), (int)getpid());
+	tail = strlen(z.address) >= strlen(want)
+	    ? z.address + strlen(z.address) - strlen(want)
+	    : z.address;
+	CHECKF(strcmp(tail, want) == 0, "address \"%s\"", z.address);
+	msg_destroy(&got);
+	zsock_close(&dealer);
+	zsock_close(&router);
+	zsock_close(&z.sock);
+	zsock_term();
+	msg_destroy(&m);
+}
+
+/* cred_try - write len bytes of text into a pipe and read a credential. */
+static int
+cred_try(const char *text, size_t len, struct zsock_cred *c)
+{
+	int fds[2], rc;
+
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], text, len) == (ssize_t)len);
+	close(fds[1]);
+	rc = zsock_cred_read(fds[0], c);
+	close(fds[0]);
+	return rc;
+}
+
+/* A credential read back is the one written; any other text is refused:
+ * cut short, one byte more, a wrong first line, a character outside Z85,
+ * a public key that is not the secret key's, a text of 1 MB. */
+static void
+cred_read_is_strict(void)
+{
+	struct zsock_keypair server;
+	struct zsock_cred c, back, other;
+	unsigned char bin[ZSOCK_KEY_BIN];
+	char text[512], *big;
+	int fds[2];
+	size_t len;
+	pid_t pid;
+
+	CHECK(zsock_keypair(&server) == 0);
+	test_cred(&server, &c);
+	test_cred(&server, &other);
+	CHECK(pipe(fds) == 0);
+	CHECK(zsock_cred_write(fds[1], &c) == 0);
+	close(fds[1]);
+	CHECK(zsock_cred_read(fds[0], &back) == 0);
+	close(fds[0]);
+	CHECK(memcmp(&c, &back, sizeof(c)) == 0);
+	len = (size_t)snprintf(text, sizeof(text),
+	    "shiro-cred/1\nserver %s\npublic %s\nsecret %s\n", c.server,
+	    c.own.pub, c.own.sec);
+	CHECK(cred_try(text, len, &back) == 0);
+	CHECK(cred_try(text, len - 1, &back) == -SHIRO_ERR_PROTO);
+	CHECK(back.own.sec[0] == '\0');
+	text[len] = '\n';
+	CHECK(cred_try(text, len + 1, &back) == -SHIRO_ERR_PROTO);
+	text[3] = 'X';
+	CHECK(cred_try(text, len, &back) == -SHIRO_ERR_PROTO);
+	text[3] = 'r';
+	text[len - 2] = '"';
+	CHECK(cred_try(text, len, &back) == -SHIRO_ERR_PROTO);
+	len = (size_t)snprintf(text, sizeof(text),
+	    "shiro-cred/1\nserver %s\npublic %s\nsecret %s\n", c.server,
+	    other.own.pub, c.own.sec);
+	CHECK(cred_try(text, len, &back) == -SHIRO_ERR_PROTO);
+	big = xmalloc(1 << 20);
+	memset(big, 'a', 1 << 20);
+	CHECK(pipe(fds) == 0);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		close(fds[0]);
+		(void)!write(fds[1], big, 1 << 20);
+		_exit(0);
+	}
+	close(fds[1]);
+	CHECK(zsock_cred_read(fds[0], &back) == -SHIRO_ERR_PROTO);
+	close(fds[0]);
+	free(big);
+	CHECK(waitpid(pid, NULL, 0) == pid);
+	CHECK(zsock_key_decode("too short", bin) == -SHIRO_ERR_INVAL);
+	CHECK(zsock_key_decode(c.own.pub, bin) == 0);
+}
+
 /*
  * A frame larger than ZMQ_MAXMSGSIZE, from a peer without that limit,
  * never reaches the ROUTER; another peer is still served.
@@ -1029,6 +1265,9 @@ static const struct harness_test tests[] = {
     HT(ipc_round_trip_of_every_type),
     HT(ipc_bad_frames_are_refused),
     HT(ipc_oversized_frame_is_dropped),
+    HT(zap_curve_admits_only_known_keys),
+    HT(zap_null_sees_peer_credentials),
+    HT(cred_read_is_strict),
     HT_SLOW(ipc_frame_storm_is_drained, 60),
     HT(fuzz_seeds_decode),
 };

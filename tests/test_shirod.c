@@ -57,30 +57,6 @@ start(const char *home, const char *config, const char *const *extra)
 	return pid;
 }
 
-/* worker_pids - the pids of the running workers, from STATUS. */
-static int
-worker_pids(void *sock, pid_t *pids, int max)
-{
-	struct msg *m = msg_new(MSG_STATUS), *r;
-	const struct msg_val *doc, *ws;
-	int64_t pid;
-	int n = 0;
-	size_t k;
-
-	r = tsd_call(sock, m, 5000, NULL);
-	msg_destroy(&m);
-	if (r == NULL || msg_get_map(r, "doc", &doc) != 0 ||
-	    (ws = msg_val_get(doc, "workers")) == NULL) {
-		msg_destroy(&r);
-		return 0;
-	}
-	for (k = 0; k < ws->u.a.n && n < max; k++)
-		if (msg_val_int(ws->u.a.items[k], "pid", &pid) == 0 && pid > 0)
-			pids[n++] = (pid_t)pid;
-	msg_destroy(&r);
-	return n;
-}
-
 /* long_text - a message of about len bytes that needs a model call. */
 static char *
 long_text(unsigned n, size_t len)
@@ -92,45 +68,6 @@ long_text(unsigned n, size_t len)
 		buf_printf(&b, "the build of module %u failed at line %u; ", n,
 		    (unsigned)b.len);
 	return buf_steal(&b, NULL);
-}
-
-/* read_file - a file's whole text (malloc'd), or NULL. */
-static char *
-read_file(const char *path)
-{
-	struct buf b = BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	buf_adds(&b, "");
-	return buf_steal(&b, NULL);
-}
-
-/* file_has - whether the file at path holds needle (NULs allowed). */
-static int
-file_has(const char *path, const char *needle)
-{
-	struct buf b = BUF_INIT;
-	char chunk[4096];
-	size_t n;
-	int found;
-	FILE *f = fopen(path, "r");
-
-	if (f == NULL)
-		return -1;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		buf_add(&b, chunk, n);
-	fclose(f);
-	found =
-	    b.len > 0 && memmem(b.data, b.len, needle, strlen(needle)) != NULL;
-	buf_free(&b);
-	return found;
 }
 
 /* A second shirod on the same home exits with code 3 and says why; the
@@ -158,7 +95,7 @@ second_shirod_exits_already_running(void)
 	CHECK(WIFEXITED(st));
 	CHECK_EQ_INT(WEXITSTATUS(st), 3);
 	snprintf(path, sizeof(path), "%s/second.err", home);
-	err = read_file(path);
+	err = tsd_read_file(path);
 	CHECK(err != NULL && strstr(err, "already runs") != NULL);
 	free(err);
 	sock = tsd_connect(home);
@@ -191,7 +128,7 @@ daemon_mode_detaches(void)
 	rc = system(cmd);
 	CHECK(WIFEXITED(rc) && WEXITSTATUS(rc) == 3);
 	snprintf(path, sizeof(path), "%s/shirod.log", home);
-	log = read_file(path);
+	log = tsd_read_file(path);
 	CHECK(log != NULL && strstr(log, "serving") != NULL);
 	free(log);
 	tsd_close(&sock);
@@ -232,7 +169,7 @@ bad_config_names_the_key(void)
 	CHECK(tsd_start(home, NULL, &st) < 0);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 2);
 	snprintf(path, sizeof(path), "%s/shirod.err", home);
-	err = read_file(path);
+	err = tsd_read_file(path);
 	CHECK(err != NULL && strstr(err, "memory.floor") != NULL);
 	free(err);
 }
@@ -433,7 +370,7 @@ view_matches_planner_and_survives_kill9(void)
 	}
 
 	/* kill -9 (workers die with it), then restart: the same view. */
-	nw = worker_pids(sock, wp, 8);
+	nw = tsd_worker_pids(sock, wp, 8);
 	tsd_close(&sock);
 	tsd_kill9(pid);
 	for (k = 0; k < nw; k++)
@@ -513,10 +450,10 @@ worker_killed_mid_job_is_replaced(void)
 		/* Wait until the worker is ready, then freeze it. */
 		t0 = tsd_now_ms();
 		while (tsd_now_ms() - t0 < 10000 &&
-		    (worker_pids(sock, wp, 2) != 1 ||
+		    (tsd_worker_pids(sock, wp, 2) != 1 ||
 			tsd_status_int(sock, "workers_ready") == 0))
 			usleep(50000);
-		CHECK(worker_pids(sock, wp, 2) == 1);
+		CHECK(tsd_worker_pids(sock, wp, 2) == 1);
 		kill(wp[0], SIGSTOP);
 		text = long_text((unsigned)round, 2000);
 		CHECK(tsd_send_text(sock, text, NULL, NULL) == round);
@@ -721,18 +658,17 @@ stop_ends_the_daemon(void)
 {
 	const char *home = harness_tmpdir();
 	char path[PATH_MAX];
-	struct msg *m, *r;
 	void *sock;
 	pid_t pid;
 	int st = 0, k;
 
 	pid = start(home, NULL, NULL);
 	sock = tsd_connect(home);
-	m = msg_new(MSG_STOP);
-	r = tsd_call(sock, m, 5000, NULL);
-	CHECK(r != NULL && msg_type(r) == MSG_REPLY);
-	msg_destroy(&r);
-	msg_destroy(&m);
+	/* Not before HELLO: only an attached client may stop shirod. */
+	CHECK(tsd_ask_stop(sock) == MSG_ERROR);
+	CHECK(kill(pid, 0) == 0);
+	CHECK(tsd_hello(sock) == 0);
+	CHECK(tsd_ask_stop(sock) == MSG_REPLY);
 	for (k = 0; k < 500; k++) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			break;
@@ -856,12 +792,7 @@ rogue_wild(void *sock)
 			break;
 		case 4:
 			rogue_reply(sock, MSG_RESULT, job, "then ready", 10);
-			out = msg_new(MSG_READY);
-			msg_set_str(out, "role", "model");
-			msg_set_str(out, "provider", "offline");
-			msg_set_int(out, "pid", getpid());
-			msg_set_int(out, "jobs", 1);
-			msg_set_int(out, "version", MSG_VERSION);
+			out = tsd_ready("offline", getpid());
 			(void)msg_send(sock, out, NULL);
 			msg_destroy(&out);
 			break;
@@ -882,7 +813,7 @@ rogue_wild(void *sock)
  * "fail" fails every job, "wild" answers wrongly (rogue_wild).
  */
 static int
-rogue_main(const char *endpoint, const char *provider)
+rogue_main(const char *endpoint, const char *provider, int argc, char **argv)
 {
 	char path[PATH_MAX], *mode;
 	struct msg *m;
@@ -895,15 +826,11 @@ rogue_main(const char *endpoint, const char *provider)
 	home += 6;
 	snprintf(path, sizeof(path), "%.*s/rogue",
 	    (int)(strstr(home, "/run/") - home), home);
-	mode = read_file(path);
-	if (mode == NULL || zsock_dealer(endpoint, NULL, &sock) != 0)
+	mode = tsd_read_file(path);
+	if (mode == NULL ||
+	    (sock = tsd_worker_dealer(endpoint, argc, argv)) == NULL)
 		return 1;
-	m = msg_new(MSG_READY);
-	msg_set_str(m, "role", "model");
-	msg_set_str(m, "provider", provider);
-	msg_set_int(m, "pid", getpid());
-	msg_set_int(m, "jobs", 1);
-	msg_set_int(m, "version", MSG_VERSION);
+	m = tsd_ready(provider, getpid());
 	(void)msg_send(sock, m, NULL);
 	msg_destroy(&m);
 	usleep(200000);
@@ -974,7 +901,7 @@ rogue_worker_is_killed(void)
 			usleep(50000);
 			log = NULL;
 			snprintf(path, sizeof(path), "%s/shirod.err", home);
-			log = read_file(path);
+			log = tsd_read_file(path);
 			if (log != NULL && strstr(log, "killed") != NULL &&
 			    tsd_status_int(sock, "messages") >= 0) {
 				free(log);
@@ -984,7 +911,7 @@ rogue_worker_is_killed(void)
 		}
 		CHECKF(i < 100, "mode %s: the rogue was not killed", modes[k]);
 		snprintf(path, sizeof(path), "%s/shirod.err", home);
-		log = read_file(path);
+		log = tsd_read_file(path);
 		CHECK(log != NULL &&
 		    strstr(log, k == 0 ? "may not" : "malformed") != NULL);
 		free(log);
@@ -1012,9 +939,9 @@ secret_goes_over_the_socket(void)
 	tsd_write(home, "key", key);
 	snprintf(cfg, sizeof(cfg),
 	    "{\"providers\": {\"p\": {\"type\": \"openai\", "
-	    "\"keyFile\": \"%s/key\"}}, \"memory\": {\"provider\": "
-	    "\"p\"}, \"workers\": [{\"role\": \"model\", \"provider\": "
-	    "\"p\", \"count\": 1, \"path\": \"%s\"}]}",
+	    "\"keyFile\": \"%s/key\"}}, \"workers\": [{\"role\": "
+	    "\"model\", \"provider\": \"p\", \"count\": 1, \"path\": "
+	    "\"%s\"}]}",
 	    home, tsd_bin("tests/test_shirod"));
 	pid = start(home, cfg, NULL);
 	sock = tsd_connect(home);
@@ -1022,11 +949,11 @@ secret_goes_over_the_socket(void)
 	for (k = 0; k < 200 && access(path, F_OK) != 0; k++)
 		usleep(25000);
 	usleep(50000);
-	got = read_file(path);
+	got = tsd_read_file(path);
 	CHECKF(got != NULL && strcmp(got, key) == 0, "the worker got \"%s\"",
 	    got ? got : "(nothing)");
 	free(got);
-	n = worker_pids(sock, wp, 2);
+	n = tsd_worker_pids(sock, wp, 2);
 	CHECK(n == 1);
 	/* Nothing of shirod's is open in the worker: no lock, no log. */
 	{
@@ -1046,9 +973,9 @@ secret_goes_over_the_socket(void)
 		}
 	}
 	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)wp[0]);
-	CHECK_EQ_INT(file_has(path, "sk-test"), 0);
+	CHECK_EQ_INT(tsd_file_has(path, "sk-test"), 0);
 	snprintf(path, sizeof(path), "/proc/%d/environ", (int)wp[0]);
-	CHECK_EQ_INT(file_has(path, "sk-test"), 0);
+	CHECK_EQ_INT(tsd_file_has(path, "sk-test"), 0);
 	tsd_close(&sock);
 	tsd_stop(pid);
 }
@@ -1137,7 +1064,7 @@ wild_worker_is_survived(void)
 	snprintf(path, sizeof(path), "%s/shirod.err", home);
 	for (k = 0; k < 200; k++) {
 		free(log);
-		log = read_file(path);
+		log = tsd_read_file(path);
 		if (log != NULL && strstr(log, "READY twice") != NULL)
 			break;
 		usleep(50000);
@@ -1245,6 +1172,113 @@ waiting_turn_retries_failed_nodes(void)
 	tsd_stop(pid);
 }
 
+/* send_many - SEND "line K" for K in [0, n), 200 in flight at a time;
+ * the number acknowledged. */
+static int
+send_many(void *sock, int n)
+{
+	struct msg *m, *r;
+	char text[32];
+	int k, j, acked = 0;
+
+	for (k = 0; k < n; k += 200) {
+		for (j = k; j < n && j < k + 200; j++) {
+			m = msg_new(MSG_SEND);
+			snprintf(text, sizeof(text), "line %d", j);
+			msg_set_int(m, "rid", 900000 + j);
+			msg_set_str(m, "text", text);
+			msg_set_str(m, "kind", "user");
+			CHECK(msg_send(sock, m, NULL) == 0);
+			msg_destroy(&m);
+		}
+		for (j = k; j < n && j < k + 200; j++) {
+			r = tsd_recv(sock, 10000);
+			CHECK(r != NULL);
+			acked += msg_type(r) == MSG_ACK;
+			msg_destroy(&r);
+		}
+	}
+	return acked;
+}
+
+/* memory_page - MEMORY from offset (-1: none): the REPLY's doc in *r. */
+static const struct msg_val *
+memory_page(void *sock, int64_t offset, struct msg **r)
+{
+	struct msg *m = msg_new(MSG_MEMORY);
+	const struct msg_val *doc = NULL;
+
+	if (offset >= 0)
+		msg_set_int(m, "offset", offset);
+	*r = tsd_call(sock, m, 10000, NULL);
+	msg_destroy(&m);
+	CHECK(*r != NULL);
+	if (msg_type(*r) == MSG_REPLY)
+		CHECK(msg_get_map(*r, "doc", &doc) == 0);
+	return doc;
+}
+
+/*
+ * A view of more lines than one reply carries comes in pages: each
+ * REPLY says its offset, the view's total and where the next page
+ * starts; an offset past the view is an ERROR; and the client shows the
+ * whole view, every page of it.
+ */
+static void
+memory_is_paged(void)
+{
+	const char *home = harness_tmpdir();
+	const struct msg_val *doc, *lines;
+	char cmd[PATH_MAX * 2], *out;
+	int64_t v;
+	struct msg *r;
+	void *sock;
+	pid_t pid;
+
+	pid = start(home,
+	    "{\"workers\": [], \"memory\": {\"ceiling\": 4000000, \"floor\": "
+	    "2000000}}",
+	    NULL);
+	sock = tsd_connect(home);
+	CHECK_EQ_INT(send_many(sock, 4200), 4200);
+	doc = memory_page(sock, -1, &r);
+	CHECK(doc != NULL);
+	lines = msg_val_get(doc, "lines");
+	CHECK(lines != NULL && lines->u.a.n == 4096);
+	CHECK(msg_val_int(doc, "total", &v) == 0 && v == 4200);
+	CHECK(msg_val_int(doc, "offset", &v) == 0 && v == 0);
+	CHECK(msg_val_int(doc, "next", &v) == 0 && v == 4096);
+	CHECK(msg_val_get(doc, "status") != NULL);
+	msg_destroy(&r);
+	doc = memory_page(sock, 4096, &r);
+	CHECK(doc != NULL);
+	lines = msg_val_get(doc, "lines");
+	CHECK(lines != NULL && lines->u.a.n == 104);
+	CHECK(msg_val_int(lines->u.a.items[0], "id", &v) == 0 && v == 4096);
+	CHECK(msg_val_get(doc, "next") == NULL);
+	msg_destroy(&r);
+	doc = memory_page(sock, 4200, &r);
+	CHECK(doc != NULL && msg_val_get(doc, "lines")->u.a.n == 0);
+	msg_destroy(&r);
+	CHECK(memory_page(sock, 4201, &r) == NULL);
+	CHECK(msg_type(r) == MSG_ERROR);
+	msg_destroy(&r);
+	/* The client asks for every page and shows them as one view. */
+	snprintf(cmd, sizeof(cmd),
+	    "%s --home %s --no-start memory > %s/memory.out 2>&1",
+	    tsd_bin("shiro"), home, home);
+	CHECK(system(cmd) == 0);
+	snprintf(cmd, sizeof(cmd), "%s/memory.out", home);
+	out = tsd_read_file(cmd);
+	CHECK(out != NULL);
+	CHECKF(strstr(out, "view (4200 lines):") != NULL, "%.300s", out);
+	CHECK(
+	    strstr(out, "line 4199") != NULL && strstr(out, "line 0") != NULL);
+	free(out);
+	tsd_close(&sock);
+	tsd_stop(pid);
+}
+
 static const struct harness_test tests[] = {
     HT(second_shirod_exits_already_running),
     HT(daemon_mode_detaches),
@@ -1265,6 +1299,7 @@ static const struct harness_test tests[] = {
     HT_SLOW(wild_worker_is_survived, 60),
     HT(third_failure_cuts_the_input),
     HT(waiting_turn_retries_failed_nodes),
+    HT_SLOW(memory_is_paged, 120),
 };
 
 int
@@ -1274,7 +1309,8 @@ main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--endpoint") == 0)
 		return rogue_main(argv[2],
 		    argc > 4 && strcmp(argv[3], "--provider") == 0 ? argv[4]
-								   : "offline");
+								   : "offline",
+		    argc, argv);
 	return harness_main(
 	    tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

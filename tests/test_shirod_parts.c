@@ -14,13 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "broker/broker.h"
 #include "broker/clients.h"
 #include "broker/config.h"
 #include "broker/pool.h"
 #include "broker/provider.h"
 #include "broker/timer.h"
+#include "broker/zap.h"
 #include "proto/err.h"
 #include "proto/msg.h"
+#include "proto/xmalloc.h"
+#include "proto/log.h"
+#include "proto/zsock.h"
 #include "tests/harness.h"
 
 /* load - config_load_text with home /h; returns rc and keeps the error. */
@@ -140,6 +145,10 @@ config_errors_name_the_key(void)
 	    {"{\"workers\": [{\"role\": \"chef\"}]}", "workers[0].role"},
 	    {"{\"workers\": [{\"role\": \"fs\", \"provider\": \"offline\"}]}",
 		"workers[0].provider"},
+	    {"{\"workers\": [{\"role\": \"model\", \"workspace\": \"/w\"}]}",
+		"workers[0].workspace"},
+	    {"{\"workers\": [{\"role\": \"fs\", \"workspace\": \"w\"}]}",
+		"workers[0].workspace"},
 	    {"{\"workers\": {}}", "workers"},
 	    {"{\"turns\": {\"provider\": \"offline\"}}", "turns.provider"},
 	    {"{\"providers\": {\"x\": {\"type\": \"bogus\"}}}",
@@ -303,10 +312,65 @@ reap_one(int *st)
 	return -1;
 }
 
+/* wait_file - wait up to 5 s for path to exist and hold a full line. */
+static void
+wait_file(const char *path)
+{
+	struct stat st;
+	int k;
+
+	for (k = 0; k < 500; k++) {
+		if (stat(path, &st) == 0 && st.st_size > 0)
+			return;
+		usleep(10000);
+	}
+	CHECKF(0, "%s never came", path);
+}
+
+/* read_line - the first line of path into buf (path must exist). */
+static void
+read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f;
+
+	wait_file(path);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	CHECK(fgets(buf, (int)len, f) != NULL);
+	fclose(f);
+}
+
+/* read_cred - the credential a script worker saved from its fd 3. */
+static void
+read_cred(const char *path, struct zsock_cred *c)
+{
+	int fd;
+
+	wait_file(path);
+	fd = open(path, O_RDONLY);
+	CHECK(fd >= 0);
+	CHECKF(zsock_cred_read(fd, c) == 0, "a bad credential in %s", path);
+	close(fd);
+}
+
+/* user_of - a struct msg_user holding id. */
+static struct msg_user
+user_of(const char *id)
+{
+	struct msg_user u;
+
+	u.len = strlen(id);
+	snprintf(u.id, sizeof(u.id), "%s", id);
+	return u;
+}
+
 /*
- * The pool starts a real process per slot with the endpoint and role in
- * argv, restarts a dead one with a doubling back-off, hands back the job
- * it held, and kills a worker whose heartbeats stop.
+ * The pool starts a real process per slot with the endpoint, role and
+ * credential fd in argv, and on that fd a fresh credential whose public
+ * key it admits under the slot's User-Id; READY from that User-Id is
+ * matched once (a second one, or another role, is refused); a dead
+ * process's key is dropped and its restart gets a new one; the job it
+ * held comes back; a worker whose heartbeats stop is killed.
  */
 static void
 pool_supervises_real_processes(void)
@@ -315,18 +379,24 @@ pool_supervises_real_processes(void)
 	struct config cfg;
 	struct pool p;
 	struct pool_worker *w;
+	struct zap_keys keys = {0};
+	struct zsock_keypair server;
+	struct zsock_cred cred, cred2;
 	struct msg_ident id = {3, {'a', 'b', 'c'}};
-	char text[1024], argsfile[512], line[512], *err = NULL;
+	struct msg_user u;
+	unsigned char bin[ZSOCK_KEY_BIN];
+	char text[4096], argsfile[512], credfile[512], line[512], *err = NULL;
 	const char *why, *script;
 	uint64_t job, jobs[4];
 	unsigned nj;
 	int st;
 	pid_t pid;
-	FILE *f;
 
 	snprintf(argsfile, sizeof(argsfile), "%s/args", dir);
-	snprintf(
-	    text, sizeof(text), "echo \"$@\" > %s\nexec sleep 30", argsfile);
+	snprintf(credfile, sizeof(credfile), "%s/cred", dir);
+	snprintf(text, sizeof(text),
+	    "cat <&3 > %s.tmp; mv %s.tmp %s\necho \"$@\" > %s\nexec sleep 30",
+	    credfile, credfile, credfile, argsfile);
 	script = write_script(dir, "worker", text);
 	snprintf(text, sizeof(text),
 	    "{\"workers\": [{\"role\": \"model\", \"count\": 1,"
@@ -334,53 +404,76 @@ pool_supervises_real_processes(void)
 	    " \"restart\": {\"minMs\": 50, \"maxMs\": 400}}",
 	    script);
 	CHECKF(config_load_text(dir, text, &cfg, &err) == 0, "%s", err);
-	pool_init(&p, &cfg, "/nonexistent");
+	CHECK(zsock_keypair(&server) == 0);
+	pool_init(&p, &cfg, "/nonexistent", &keys, server.pub);
 	CHECK_EQ_INT(p.n, 1);
 	w = &p.w[0];
 	CHECK_EQ_INT(w->state, POOL_DOWN);
 	pool_tick(&p, 1000, jobs, 4, &nj);
 	CHECK_EQ_INT(w->state, POOL_STARTING);
 	CHECK(w->pid > 0);
-	/* argv carries the endpoint, role, provider and slot. */
-	for (st = 0; st < 200 && access(argsfile, F_OK) != 0; st++)
-		usleep(10000);
-	usleep(50000);
-	f = fopen(argsfile, "r");
-	CHECK(f != NULL);
-	CHECK(fgets(line, sizeof(line), f) != NULL);
-	fclose(f);
+	CHECK_EQ_STR(w->user, "w0.1");
+	/* argv carries the endpoint, role, provider and the fd. */
+	read_line(argsfile, line, sizeof(line));
 	CHECKF(strstr(line, "--endpoint ipc://") != NULL &&
-		strstr(line, "--provider offline --heartbeat-ms 100") != NULL,
+		strstr(line,
+		    "--provider offline --heartbeat-ms 100 "
+		    "--cred-fd 3") != NULL,
 	    "argv: %s", line);
-	/* READY must come from the pid with its role and provider. */
-	CHECK(pool_ready(&p, &id, "model", "offline", 1, 1001, &job, &why) ==
-	    NULL);
-	CHECK(pool_ready(&p, &id, "tool", "offline", (uint64_t)w->pid, 1001,
-		  &job, &why) == NULL);
-	CHECK(pool_ready(&p, &id, "model", "offline", (uint64_t)w->pid, 1001,
-		  &job, &why) == w);
+	/* fd 3 held the credential: the server's key and a key pair whose
+	 * public half is admitted as this slot's process. */
+	read_cred(credfile, &cred);
+	CHECK_EQ_STR(cred.server, server.pub);
+	CHECK(zsock_key_decode(cred.own.pub, bin) == 0);
+	CHECK(zap_keys_find(&keys, bin) != NULL);
+	CHECK_EQ_STR(zap_keys_find(&keys, bin)->user, "w0.1");
+	/* READY is matched by User-Id, once, with its role. */
+	u = user_of("w0.9");
+	CHECK(pool_by_user(&p, &u) == NULL);
+	u = user_of("w0.1");
+	CHECK(pool_by_user(&p, &u) == w);
+	CHECK(pool_ready(w, &id, "tool", "offline", 1001, &why) ==
+	    -SHIRO_ERR_PERM);
+	CHECK(pool_ready(w, &id, "model", "other", 1001, &why) ==
+	    -SHIRO_ERR_PERM);
+	CHECK_EQ_INT(w->state, POOL_STARTING);
+	CHECK(pool_ready(w, &id, "model", "offline", 1001, &why) == 0);
 	CHECK_EQ_INT(w->state, POOL_IDLE);
-	CHECK(pool_find(&p, &id) == w);
+	CHECK(pool_ready(w, &id, "model", "offline", 1001, &why) ==
+	    -SHIRO_ERR_STATE);
+	CHECK(pool_has_pid(&p, w->pid));
+	CHECK(!pool_has_pid(&p, getpid()));
 	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == w);
 	pool_assign(w, 42, 1002);
 	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == NULL);
 
-	/* It dies: the job comes back and a restart is planned. */
+	/* It dies: the job comes back, its key goes, a restart is planned. */
 	kill(w->pid, SIGKILL);
 	pid = reap_one(&st);
 	CHECK(pid == w->pid);
 	CHECK(pool_reaped(&p, pid, st, 2000, &job) == w);
 	CHECK_EQ_INT(job, 42);
 	CHECK_EQ_INT(w->state, POOL_DOWN);
+	CHECK(zap_keys_find(&keys, bin) == NULL);
+	CHECK(pool_by_user(&p, &u) == NULL);
 	CHECK_EQ_INT(w->restart_at, 2050);
 	pool_tick(&p, 2049, jobs, 4, &nj);
 	CHECK_EQ_INT(w->state, POOL_DOWN);
+	unlink(credfile);
 	pool_tick(&p, 2050, jobs, 4, &nj);
 	CHECK_EQ_INT(w->state, POOL_STARTING);
-	CHECK(pool_ready(&p, &id, "model", "offline", (uint64_t)w->pid, 2060,
-		  &job, &why) == w);
+	CHECK_EQ_STR(w->user, "w0.2");
+	read_cred(credfile, &cred2);
+	CHECK(strcmp(cred2.own.pub, cred.own.pub) != 0);
+	CHECK_EQ_INT(keys.n, 1);
+	/* The old User-Id is the old process's: not this one's. */
+	CHECK(pool_by_user(&p, &u) == NULL);
+	u = user_of("w0.2");
+	CHECK(pool_ready(pool_by_user(&p, &u), &id, "model", "offline", 2060,
+		  &why) == 0);
 	pool_assign(w, 43, 2060);
-	/* Heartbeats stop: after 3 periods it is killed, job handed back. */
+	/* Heartbeats stop: after 3 periods it is killed, job handed back,
+	 * and its key is refused from then on. */
 	pool_seen(w, 2100);
 	pool_tick(&p, 2400, jobs, 4, &nj);
 	CHECK_EQ_INT(nj, 0);
@@ -388,6 +481,8 @@ pool_supervises_real_processes(void)
 	CHECK_EQ_INT(nj, 1);
 	CHECK_EQ_INT(jobs[0], 43);
 	CHECK_EQ_INT(w->state, POOL_DYING);
+	CHECK_EQ_INT(keys.n, 0);
+	CHECK(pool_has_pid(&p, w->pid));
 	pid = reap_one(&st);
 	CHECK(pid == w->pid);
 	CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
@@ -399,7 +494,258 @@ pool_supervises_real_processes(void)
 	pool_tick(&p, 10000, jobs, 4, &nj);
 	CHECK_EQ_INT(w->state, POOL_DOWN);
 	pool_free(&p);
+	zap_keys_free(&keys);
 	config_free(&cfg);
+}
+
+/*
+ * A worker's environment is the few variables the pool lets through and
+ * SHIRO_HOME, whatever shirod's holds: no key variable, nothing else;
+ * the jail's switches only with a short value; an fs worker with a
+ * workspace gets --workspace.
+ */
+static void
+pool_workers_get_a_small_environment(void)
+{
+	const char *dir = harness_tmpdir();
+	struct config cfg;
+	struct pool p;
+	struct zap_keys keys = {0};
+	struct zsock_keypair server;
+	char text[4096], envfile[512], argsfile[512], *env, *err = NULL;
+	const char *script;
+	uint64_t jobs[2];
+	unsigned nj;
+	int st;
+	FILE *f;
+	size_t n;
+
+	snprintf(envfile, sizeof(envfile), "%s/env", dir);
+	snprintf(argsfile, sizeof(argsfile), "%s/args", dir);
+	snprintf(text, sizeof(text),
+	    "echo \"$@\" > %s\nenv > %s.tmp; mv %s.tmp %s\nexec sleep 30",
+	    argsfile, envfile, envfile, envfile);
+	script = write_script(dir, "fs", text);
+	snprintf(text, sizeof(text),
+	    "{\"workers\": [{\"role\": \"fs\", \"path\": \"%s\", "
+	    "\"workspace\": \"/srv/ws\"}]}",
+	    script);
+	CHECKF(config_load_text(dir, text, &cfg, &err) == 0, "%s", err);
+	setenv("OPENAI_API_KEY", "sk-leak-1", 1);
+	setenv("SOME_TOKEN", "sk-leak-2", 1);
+	setenv("LC_ALL", "C.UTF-8", 1);
+	setenv("TZ", "UTC", 1);
+	setenv("SHIRO_TOOL_NET", "1", 1);
+	setenv("SHIRO_JAIL_CGROUP", "sk-leak-3-but-far-too-long", 1);
+	setenv("SHIRO_HOME", "/somewhere/else", 1);
+	CHECK(zsock_keypair(&server) == 0);
+	pool_init(&p, &cfg, "/nonexistent", &keys, server.pub);
+	pool_tick(&p, 1000, jobs, 2, &nj);
+	CHECK(p.w[0].pid > 0);
+	wait_file(envfile);
+	f = fopen(envfile, "r");
+	CHECK(f != NULL);
+	env = xcalloc(1, 65536);
+	n = fread(env, 1, 65535, f);
+	fclose(f);
+	CHECK(n > 0);
+	CHECKF(strstr(env, "sk-leak") == NULL, "env: %s", env);
+	CHECKF(strstr(env, "LC_ALL=C.UTF-8\n") != NULL, "env: %s", env);
+	CHECK(strstr(env, "TZ=UTC\n") != NULL);
+	CHECK(strstr(env, "SHIRO_TOOL_NET=1\n") != NULL);
+	CHECK(strstr(env, "PATH=") != NULL);
+	snprintf(text, sizeof(text), "SHIRO_HOME=%s\n", dir);
+	CHECKF(strstr(env, text) != NULL, "env: %s", env);
+	CHECK(strstr(env, "/somewhere/else") == NULL);
+	free(env);
+	read_line(argsfile, text, sizeof(text));
+	CHECKF(strstr(text, "--cred-fd 3 --workspace /srv/ws") != NULL,
+	    "argv: %s", text);
+	kill(p.w[0].pid, SIGKILL);
+	CHECK(reap_one(&st) == p.w[0].pid);
+	pool_free(&p);
+	zap_keys_free(&keys);
+	config_free(&cfg);
+}
+
+/* The worker pids of the fake /proc below. */
+static int
+fake_is_worker(void *arg, pid_t pid)
+{
+	(void)arg;
+	return pid == 100 || pid == 300;
+}
+
+/* fake_proc - dir/PID/stat with this "(comm) state ppid pgrp" line. */
+static void
+fake_proc(const char *dir, int pid, const char *comm, int ppid, int pgrp)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%d", dir, pid);
+	CHECK(mkdir(path, 0700) == 0);
+	snprintf(path, sizeof(path), "%s/%d/stat", dir, pid);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	fprintf(f, "%d (%s) S %d %d %d 0 -1 4194560 100 0 0 0\n", pid, comm,
+	    ppid, pgrp, pgrp);
+	fclose(f);
+}
+
+/* client_ok - zap_client_check on "localhost:uid:0:pid"; 0 or -1, with
+ * the reason in why. */
+static int
+client_ok(const struct zap *z, unsigned uid, int pid, char *why, size_t len)
+{
+	char addr[64];
+
+	snprintf(addr, sizeof(addr), "localhost:%u:0:%d", uid, pid);
+	return zap_client_check(z, addr, why, len) == 0 ? 0 : -1;
+}
+
+/*
+ * The clients' socket admits a peer of shirod's uid whose pid, parent
+ * chain and process group reach no worker; it refuses a worker, its
+ * descendant, a process left in a worker's group, another uid, a peer
+ * without credentials (tcp), pid 0, a pid whose /proc entry cannot be
+ * read and a chain longer than it walks.  (A fake /proc.)
+ */
+static void
+zap_client_check_walks_the_ancestry(void)
+{
+	const char *dir = harness_tmpdir();
+	struct zap z;
+	char why[192];
+	unsigned me = (unsigned)geteuid();
+	int k;
+
+	memset(&z, 0, sizeof(z));
+	z.uid = geteuid();
+	z.is_worker = fake_is_worker;
+	z.proc = dir;
+	fake_proc(dir, 100, "shiro-model-wor", 1, 100);
+	fake_proc(dir, 101, "sh", 100, 101);
+	fake_proc(dir, 102, "orphan", 1, 100);
+	fake_proc(dir, 103, "shiro", 1, 103);
+	fake_proc(dir, 104, "shiro", 105, 104);
+	fake_proc(dir, 105, "bash", 1, 105);
+	fake_proc(dir, 107, "a) S 300 300 (b", 1, 107);
+	fake_proc(dir, 108, "sh", 101, 108);
+	for (k = 200; k < 200 + ZAP_ANCESTORS + 1; k++)
+		fake_proc(dir, k, "deep", k + 1, k);
+	CHECK(client_ok(&z, me, 103, why, sizeof(why)) == 0);
+	CHECK(client_ok(&z, me, 104, why, sizeof(why)) == 0);
+	CHECKF(client_ok(&z, me, 107, why, sizeof(why)) == 0, "%s", why);
+	CHECK(client_ok(&z, me, 100, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "is a worker") != NULL, "%s", why);
+	CHECK(client_ok(&z, me, 101, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "descendant") != NULL, "%s", why);
+	CHECK(client_ok(&z, me, 108, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "descendant") != NULL, "%s", why);
+	CHECK(client_ok(&z, me, 102, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "process group of worker 100") != NULL, "%s", why);
+	CHECK(client_ok(&z, me + 1, 103, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "runs as uid") != NULL, "%s", why);
+	CHECK(client_ok(&z, me, 0, why, sizeof(why)) == -1);
+	CHECK(client_ok(&z, me, 106, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "cannot read") != NULL, "%s", why);
+	CHECK(client_ok(&z, me, 200, why, sizeof(why)) == -1);
+	CHECKF(strstr(why, "ancestors") != NULL, "%s", why);
+	CHECK(zap_client_check(&z, "127.0.0.1", why, sizeof(why)) < 0);
+	CHECKF(strstr(why, "no peer credentials") != NULL, "%s", why);
+	CHECK(zap_client_check(&z, "::1", why, sizeof(why)) < 0);
+	CHECK(zap_client_check(&z, "localhost:x:0:103", why, sizeof(why)) < 0);
+	CHECK(zap_client_check(&z, "localhost::0:103", why, sizeof(why)) < 0);
+	CHECK(zap_client_check(
+		  &z, "localhost:0:0:99999999999", why, sizeof(why)) < 0);
+}
+
+/* The allowed-key table: a User-Id has one key at a time; a dropped
+ * key is no longer found. */
+static void
+zap_keys_hold_one_key_per_user(void)
+{
+	struct zap_keys t = {0};
+	unsigned char a[ZSOCK_KEY_BIN], b[ZSOCK_KEY_BIN];
+
+	memset(a, 1, sizeof(a));
+	memset(b, 2, sizeof(b));
+	zap_keys_put(&t, a, "w0.1");
+	CHECK_EQ_STR(zap_keys_find(&t, a)->user, "w0.1");
+	zap_keys_put(&t, b, "w0.1");
+	CHECK(zap_keys_find(&t, a) == NULL);
+	CHECK_EQ_STR(zap_keys_find(&t, b)->user, "w0.1");
+	zap_keys_put(&t, a, "w1.1");
+	CHECK_EQ_INT(t.n, 2);
+	zap_keys_drop(&t, "w0.1");
+	CHECK(zap_keys_find(&t, b) == NULL);
+	CHECK_EQ_STR(zap_keys_find(&t, a)->user, "w1.1");
+	zap_keys_drop(&t, "w9.9");
+	CHECK_EQ_INT(t.n, 1);
+	zap_keys_free(&t);
+}
+
+/* Log lines about peers come out at most once a second; the next one
+ * says how many were left out. */
+static void
+lograte_holds_lines_for_a_second(void)
+{
+	const char *dir = harness_tmpdir();
+	char path[512], *text;
+	struct lograte r = {0};
+	int fd;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/log", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	log_set_fd(fd);
+	lograte_info(&r, 5000, "first %d", 1);
+	lograte_info(&r, 5500, "second");
+	lograte_info(&r, 5999, "third");
+	lograte_info(&r, 6000, "fourth");
+	log_set_fd(2);
+	close(fd);
+	f = fopen(path, "r");
+	CHECK(f != NULL);
+	text = xcalloc(1, 4096);
+	n = (long)fread(text, 1, 4095, f);
+	fclose(f);
+	CHECK(n > 0);
+	CHECKF(strstr(text, "first 1\n") != NULL, "%s", text);
+	CHECK(strstr(text, "second") == NULL && strstr(text, "third") == NULL);
+	CHECKF(strstr(text, "fourth (2 more like it left out)") != NULL, "%s",
+	    text);
+	free(text);
+}
+
+/* After a flush the broker compares the log's count with the planner's:
+ * equal, it goes on; different, it stops with BROKER_EXIT_STORE. */
+static void
+broker_stops_when_planner_and_log_differ(void)
+{
+	const char *home = harness_tmpdir();
+	struct store_msg_in m = {STORE_KIND_USER, "a", 1, NULL, 0};
+	struct plan_settings ps;
+	struct broker b;
+	uint64_t id;
+
+	memset(&b, 0, sizeof(b));
+	CHECK_EQ_INT(store_open(home, NULL, &b.store, NULL), 0);
+	plan_settings_default(&ps);
+	CHECK_EQ_INT(plan_new(&ps, &b.plan), 0);
+	CHECK_EQ_INT(store_append(b.store, &m, &id), 0);
+	CHECK_EQ_INT(plan_append(b.plan, 1, 1), 0);
+	CHECK_EQ_INT(broker_check_counts(&b), 0);
+	CHECK_EQ_INT(b.broken, 0);
+	CHECK_EQ_INT(store_append(b.store, &m, &id), 0);
+	CHECK_EQ_INT(broker_check_counts(&b), -1);
+	CHECK_EQ_INT(b.broken, BROKER_EXIT_STORE);
+	CHECK(b.stop_now && b.stopping);
+	plan_destroy(&b.plan);
+	store_close(&b.store);
 }
 
 /* A program that cannot run leaves the slot down with a back-off. */
@@ -409,6 +755,7 @@ pool_missing_program_backs_off(void)
 	const char *dir = harness_tmpdir();
 	struct config cfg;
 	struct pool p;
+	struct zap_keys keys = {0};
 	char *err = NULL;
 	uint64_t jobs[2];
 	unsigned nj, k;
@@ -418,13 +765,14 @@ pool_missing_program_backs_off(void)
 		"{\"restart\": {\"minMs\": 100, \"maxMs\": 1000}}", &cfg, &err),
 	    0);
 	CHECK_EQ_INT(resolve(&cfg, &err), 0);
-	pool_init(&p, &cfg, "/nonexistent");
+	pool_init(&p, &cfg, "/nonexistent", &keys, "");
 	for (k = 0; k < 10; k++)
 		pool_tick(&p, 100000 * (k + 1), jobs, 2, &nj);
 	CHECK_EQ_INT(p.w[0].state, POOL_DOWN);
 	CHECK_EQ_INT(p.w[0].backoff_ms, 1000);
 	CHECK_EQ_INT(pool_alive(&p), 0);
 	pool_free(&p);
+	zap_keys_free(&keys);
 	config_free(&cfg);
 }
 
@@ -520,6 +868,7 @@ pool_holds_several_jobs(void)
 	struct config cfg;
 	struct pool p;
 	struct pool_worker *a, *b;
+	struct zap_keys keys = {0};
 	char *err = NULL;
 	unsigned k;
 
@@ -529,7 +878,7 @@ pool_holds_several_jobs(void)
 			 &cfg, &err),
 	    0);
 	CHECK_EQ_INT(resolve(&cfg, &err), 0);
-	pool_init(&p, &cfg, "/nonexistent");
+	pool_init(&p, &cfg, "/nonexistent", &keys, "");
 	CHECK_EQ_INT(p.n, 2);
 	a = &p.w[0];
 	b = &p.w[1];
@@ -570,6 +919,7 @@ pool_holds_several_jobs(void)
 	CHECK_EQ_INT(a->njobs, 0);
 	CHECK_EQ_INT(a->state, POOL_DYING);
 	pool_free(&p);
+	zap_keys_free(&keys);
 	config_free(&cfg);
 	free(err);
 }
@@ -582,6 +932,11 @@ static const struct harness_test tests[] = {
     HT(timers_fire_in_order),
     HT(timers_survive_a_random_mix),
     HT(pool_supervises_real_processes),
+    HT(pool_workers_get_a_small_environment),
+    HT(zap_client_check_walks_the_ancestry),
+    HT(zap_keys_hold_one_key_per_user),
+    HT(lograte_holds_lines_for_a_second),
+    HT(broker_stops_when_planner_and_log_differ),
     HT(pool_missing_program_backs_off),
     HT(pool_holds_several_jobs),
     HT(clients_replay_ring),

@@ -109,6 +109,138 @@ tsd_connect(const char *home)
 	return sock;
 }
 
+/* tsd_worker_dealer - a DEALER with the credential of --cred-fd N. */
+void *
+tsd_worker_dealer(const char *endpoint, int argc, char **argv)
+{
+	struct zsock_opts o = {0};
+	struct zsock_cred cred;
+	void *sock = NULL;
+	int k, fd = -1, rc;
+
+	for (k = 1; k + 1 < argc; k++)
+		if (strcmp(argv[k], "--cred-fd") == 0)
+			fd = atoi(argv[k + 1]);
+	if (fd < 0)
+		return NULL;
+	rc = zsock_cred_read(fd, &cred);
+	close(fd);
+	if (rc != 0)
+		return NULL;
+	o.curve = &cred;
+	if (zsock_dealer(endpoint, &o, &sock) != 0)
+		sock = NULL;
+	explicit_bzero(&cred, sizeof(cred));
+	return sock;
+}
+
+/* tsd_ready - a model worker's READY. */
+struct msg *
+tsd_ready(const char *provider, pid_t pid)
+{
+	struct msg *m = msg_new(MSG_READY);
+
+	msg_set_str(m, "role", "model");
+	msg_set_str(m, "provider", provider);
+	msg_set_int(m, "pid", pid);
+	msg_set_int(m, "jobs", 1);
+	msg_set_int(m, "version", MSG_VERSION);
+	return m;
+}
+
+/* tsd_ask_stop - send STOP; the answer's type. */
+enum msg_type
+tsd_ask_stop(void *sock)
+{
+	struct msg *m = msg_new(MSG_STOP), *r;
+	enum msg_type t;
+
+	r = tsd_call(sock, m, 5000, NULL);
+	t = r != NULL ? msg_type(r) : MSG_NONE;
+	msg_destroy(&r);
+	msg_destroy(&m);
+	return t;
+}
+
+/* tsd_hello - attach sock as a client. */
+int
+tsd_hello(void *sock)
+{
+	struct msg *m = msg_new(MSG_HELLO), *r;
+	int rc;
+
+	msg_set_str(m, "client", "test");
+	msg_set_int(m, "version", MSG_VERSION);
+	r = tsd_call(sock, m, 5000, NULL);
+	rc = r != NULL && msg_type(r) == MSG_WELCOME ? 0 : -1;
+	msg_destroy(&r);
+	msg_destroy(&m);
+	return rc;
+}
+
+/* tsd_worker_pids - the pids of the running workers, from STATUS. */
+int
+tsd_worker_pids(void *sock, pid_t *pids, int max)
+{
+	struct msg *m = msg_new(MSG_STATUS), *r;
+	const struct msg_val *doc, *ws;
+	int64_t pid;
+	int n = 0;
+	size_t k;
+
+	r = tsd_call(sock, m, 5000, NULL);
+	msg_destroy(&m);
+	if (r == NULL || msg_get_map(r, "doc", &doc) != 0 ||
+	    (ws = msg_val_get(doc, "workers")) == NULL) {
+		msg_destroy(&r);
+		return 0;
+	}
+	for (k = 0; k < ws->u.a.n && n < max; k++)
+		if (msg_val_int(ws->u.a.items[k], "pid", &pid) == 0 && pid > 0)
+			pids[n++] = (pid_t)pid;
+	msg_destroy(&r);
+	return n;
+}
+
+/* tsd_read_file - a file's whole text (malloc'd), or NULL. */
+char *
+tsd_read_file(const char *path)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return NULL;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	buf_adds(&b, "");
+	return buf_steal(&b, NULL);
+}
+
+/* tsd_file_has - whether the file at path holds needle. */
+int
+tsd_file_has(const char *path, const char *needle)
+{
+	struct buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	int found;
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL)
+		return -1;
+	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		buf_add(&b, chunk, n);
+	fclose(f);
+	found =
+	    b.len > 0 && memmem(b.data, b.len, needle, strlen(needle)) != NULL;
+	buf_free(&b);
+	return found;
+}
+
 /* tsd_close - close a socket from tsd_connect. */
 void
 tsd_close(void **sockp)

@@ -42,6 +42,35 @@ void tsd_kill9(pid_t pid);
 /* tsd_connect - a DEALER connected to home's client socket. */
 void *tsd_connect(const char *home);
 
+/*
+ * tsd_worker_dealer - for a test program that shirod runs as a worker: a
+ * DEALER to endpoint with the credential named by "--cred-fd N" in argv
+ * (read, then the fd closed), as a real worker does; NULL if argv has
+ * none or it cannot connect.
+ */
+void *tsd_worker_dealer(const char *endpoint, int argc, char **argv);
+
+/* tsd_ready - a READY of a model worker of provider, saying pid. */
+struct msg *tsd_ready(const char *provider, pid_t pid);
+
+/* tsd_ask_stop - send STOP on sock: the answer's type (MSG_REPLY,
+ * MSG_ERROR), or MSG_NONE when none came within 5 s. */
+enum msg_type tsd_ask_stop(void *sock);
+
+/* tsd_hello - HELLO on sock (attach as a client): 0, or -1. */
+int tsd_hello(void *sock);
+
+/* tsd_worker_pids - the pids of the running workers, from STATUS; their
+ * number (at most max). */
+int tsd_worker_pids(void *sock, pid_t *pids, int max);
+
+/* tsd_read_file - a file's whole text (malloc'd), or NULL. */
+char *tsd_read_file(const char *path);
+
+/* tsd_file_has - whether the file at path holds needle (NULs allowed):
+ * 1, 0, or -1 when it cannot be read. */
+int tsd_file_has(const char *path, const char *needle);
+
 /* tsd_close - close a socket from tsd_connect. */
 void tsd_close(void **sockp);
 

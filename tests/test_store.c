@@ -176,7 +176,7 @@ a_logged_key_is_not_appended_again(void)
 	CHECK_EQ_INT(id, 0);
 	CHECK_EQ_INT(store_append(s, &m, &id), 0);
 	CHECK_EQ_INT(id, 0);
-	CHECK_EQ_INT(store_append_batch(s, b, 3, ids), 0);
+	CHECK_EQ_INT(store_append_batch(s, b, 3, ids, NULL), 0);
 	CHECK_EQ_INT(ids[0], 1);
 	CHECK_EQ_INT(ids[1], 0);
 	CHECK_EQ_INT(ids[2], 1);
@@ -686,7 +686,7 @@ merge_records_keep_any_order_exactly(void)
 	s = open_home(home);
 	for (k = 0; k < 64; k++)
 		m[k] = (struct store_msg_in){STORE_KIND_USER, "m", 1, NULL, 0};
-	CHECK_EQ_INT(store_append_batch(s, m, 64, ids), 0);
+	CHECK_EQ_INT(store_append_batch(s, m, 64, ids, NULL), 0);
 	for (l = 0; l <= 6; l++)
 		for (i = 0; i < (64u >> l); i++) {
 			nodes[n++] = (struct store_node_in){l, i, "t", 1, 1, 0};

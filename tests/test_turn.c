@@ -319,7 +319,7 @@ fake_compact(uint64_t job, const struct msg *in, json_t *c, uint64_t now)
 
 /* fake_main - this program as a model worker (see the top comment). */
 static int
-fake_main(const char *endpoint, const char *provider)
+fake_main(const char *endpoint, const char *provider, int argc, char **argv)
 {
 	char path[PATH_MAX + 32], line[9000];
 	const char *home = strstr(endpoint, "ipc://");
@@ -341,7 +341,7 @@ fake_main(const char *endpoint, const char *provider)
 	if (script == NULL)
 		script = json_object();
 	calls = json_object_get(script, "calls");
-	if (zsock_dealer(endpoint, NULL, &sock) != 0)
+	if ((sock = tsd_worker_dealer(endpoint, argc, argv)) == NULL)
 		return 1;
 	m = msg_new(MSG_READY);
 	msg_set_str(m, "role", "model");
@@ -1676,7 +1676,8 @@ main(int argc, char **argv)
 	if (argc > 2 && strcmp(argv[1], "--endpoint") == 0)
 		return fake_main(argv[2],
 		    argc > 4 && strcmp(argv[3], "--provider") == 0 ? argv[4]
-								   : "fake");
+								   : "fake",
+		    argc, argv);
 	return harness_main(
 	    tests, sizeof(tests) / sizeof(tests[0]), argc, argv);
 }

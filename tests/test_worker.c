@@ -420,7 +420,10 @@ cancel_interrupts_a_job(void)
 	long long start;
 	char *s;
 
-	tw_start(&t, "worker_testrole", 100, 5000, NULL);
+	/* A heartbeat of 1 s: this broker says nothing between its
+	 * messages, and a worker that heard nothing for 3 heartbeats
+	 * abandons its job to reconnect (a loaded machine took 300 ms). */
+	tw_start(&t, "worker_testrole", 1000, 10000, NULL);
 	drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(7, "slow", NULL));
 	tw_send(&t, job(8, "echo", "x"));
@@ -532,6 +535,105 @@ signals_and_usage(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == WORKER_EXIT_USAGE);
 }
 
+/* cred_worker - start shiro-model-worker against a CURVE ROUTER at
+ * t->endpoint with text (a credential, or anything) on its fd 3. */
+static void
+cred_worker(struct tw *t, const char *text, size_t len)
+{
+	char path[PATH_MAX];
+	int fds[2];
+
+	tw_bin("../shiro-model-worker", path, sizeof(path));
+	CHECK(pipe(fds) == 0);
+	CHECK(write(fds[1], text, len) == (ssize_t)len);
+	close(fds[1]);
+	t->pid = fork();
+	CHECK(t->pid >= 0);
+	if (t->pid == 0) {
+		dup2(fds[0], 3);
+		execl(path, path, "--endpoint", t->endpoint, "--heartbeat-ms",
+		    "200", "--give-up-ms", "5000", "--cred-fd", "3",
+		    (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+}
+
+/*
+ * With --cred-fd the worker reads the credential shirod wrote there and
+ * speaks CURVE with it: a ROUTER that admits only that key (with its
+ * ZAP handler) gets its READY, marked with the User-Id it admitted it
+ * as.  A worker given anything but a credential exits with status 1.
+ */
+static void
+credential_fd_gives_curve(void)
+{
+	struct zsock_keypair server;
+	struct zsock_cred cred;
+	struct zsock_opts ro = {0};
+	struct zsock_zap_req req;
+	struct zsock_poll it[2];
+	struct msg_user user = {0};
+	struct msg_ident from;
+	struct msg *m = NULL;
+	unsigned char allow[ZSOCK_KEY_BIN];
+	char text[512], *p;
+	void *zap;
+	struct tw t = {0};
+	long long end;
+	int fds[2], fd;
+
+	CHECK(zsock_keypair(&server) == 0);
+	memcpy(cred.server, server.pub, sizeof(cred.server));
+	CHECK(zsock_keypair(&cred.own) == 0);
+	CHECK(zsock_key_decode(cred.own.pub, allow) == 0);
+	CHECK(pipe(fds) == 0);
+	CHECK(zsock_cred_write(fds[1], &cred) == 0);
+	close(fds[1]);
+	fd = (int)read(fds[0], text, sizeof(text) - 1);
+	close(fds[0]);
+	CHECK(fd > 0);
+	text[fd] = '\0';
+	CHECK(zsock_zap_open(&zap) == 0);
+	snprintf(t.endpoint, sizeof(t.endpoint), "ipc://%s/w.sock",
+	    harness_tmpdir());
+	ro.zap_domain = "workers";
+	ro.curve_secret = server.sec;
+	CHECK(zsock_router(t.endpoint, &ro, &t.router) == 0);
+	cred_worker(&t, text, strlen(text));
+	end = zsock_now_ms() + 10000;
+	while (m == NULL && zsock_now_ms() < end) {
+		it[0] = (struct zsock_poll){zap, -1, ZSOCK_IN, 0};
+		it[1] = (struct zsock_poll){t.router, -1, ZSOCK_IN, 0};
+		(void)zsock_poll(it, 2, 200);
+		while (zsock_zap_recv(zap, &req) == 0) {
+			int ok = req.has_key &&
+			    memcmp(req.key, allow, sizeof(allow)) == 0;
+
+			CHECK(zsock_zap_reply(zap, &req, ok ? 200 : 400,
+				  ok ? "OK" : "no", ok ? "w0.1" : "") == 0);
+		}
+		if (msg_recv_user(t.router, &m, &from, &user) != 0)
+			m = NULL;
+	}
+	CHECKF(m != NULL && msg_type(m) == MSG_READY, "no READY");
+	CHECK_EQ_STR(user.id, "w0.1");
+	msg_destroy(&m);
+	kill(t.pid, SIGKILL);
+	waitpid(t.pid, NULL, 0);
+	/* A damaged credential: one character of the secret key changed. */
+	p = strstr(text, "secret ");
+	CHECK(p != NULL);
+	p[7] = p[7] == 'a' ? 'b' : 'a';
+	cred_worker(&t, text, strlen(text));
+	CHECK_EQ_INT(tw_exit(&t, 5000), WORKER_EXIT_FATAL);
+	cred_worker(&t, "not a credential\n", 17);
+	CHECK_EQ_INT(tw_exit(&t, 5000), WORKER_EXIT_FATAL);
+	zsock_close(&t.router);
+	zsock_close(&zap);
+	zsock_term();
+}
+
 static const struct harness_test tests[] = {
     HT(model_worker_compacts),
     HT(model_worker_jailed_and_reconnects),
@@ -543,6 +645,7 @@ static const struct harness_test tests[] = {
     HT(chunks_then_result_and_failures),
     HT(secret_over_fd_and_socket),
     HT(signals_and_usage),
+    HT(credential_fd_gives_curve),
 };
 
 HARNESS_MAIN(tests)

@@ -29,6 +29,8 @@ struct worker {
 	unsigned char secret[WORKER_SECRET_MAX];
 	size_t secret_len;
 	bool has_secret;
+	struct zsock_cred cred; /* from --cred-fd: CURVE to the broker */
+	bool has_cred;
 	long hb_ms;
 	long give_up_ms;
 	void *sock;
@@ -65,6 +67,7 @@ static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 	zsock_close(&w->sock);
 	zsock_term();
 	explicit_bzero(w->secret, sizeof(w->secret));
+	explicit_bzero(&w->cred, sizeof(w->cred));
 	exit(status);
 }
 
@@ -116,6 +119,9 @@ worker_dial(struct worker *w)
 
 	zsock_close(&w->sock);
 	opts.heartbeat_ms = (int)w->hb_ms;
+	/* With a credential, the broker's socket is a CURVE server that
+	 * admits only this process's key. */
+	opts.curve = w->has_cred ? &w->cred : NULL;
 	if ((rc = zsock_dealer(w->endpoint, &opts, &w->sock)) < 0) {
 		log_warnx("cannot connect to %s: %s", w->endpoint, err_str(rc));
 		worker_exit(w, WORKER_EXIT_FATAL);
@@ -367,6 +373,19 @@ worker_read_secret(struct worker *w, int fd)
 	w->has_secret = true;
 }
 
+/* worker_read_cred - read the credential shirod wrote into fd (its key
+ * pair and the broker's public key), then close fd. */
+static void
+worker_read_cred(struct worker *w, int fd)
+{
+	int rc = zsock_cred_read(fd, &w->cred);
+
+	close(fd);
+	if (rc < 0)
+		fatalx("no valid credential on fd %d: %s", fd, err_str(rc));
+	w->has_cred = true;
+}
+
 /* worker_default_endpoint - ipc://$SHIRO_HOME/run/workers.sock. */
 static char *
 worker_default_endpoint(void)
@@ -387,12 +406,14 @@ worker_usage(FILE *fp, const char *prog, const struct worker_role *role)
 {
 	fprintf(fp,
 	    "usage: %s [--endpoint URL] [--provider NAME] [--secret-fd N]\n"
-	    "       [--heartbeat-ms N] [--give-up-ms N]\n"
+	    "       [--cred-fd N] [--heartbeat-ms N] [--give-up-ms N]\n"
 	    "A shiro %s worker: shirod starts it and gives it jobs.\n"
 	    "  --endpoint URL    the broker's worker socket (default\n"
 	    "                    ipc://$SHIRO_HOME/run/workers.sock)\n"
 	    "  --provider NAME   what it serves (default %s)\n"
 	    "  --secret-fd N     read the provider's key from this fd\n"
+	    "  --cred-fd N       read the credential shirod gives it from\n"
+	    "                    this fd (its CURVE keys for the socket)\n"
 	    "  --heartbeat-ms N  heartbeat interval (default 1000)\n"
 	    "  --give-up-ms N    exit after this long without the broker\n"
 	    "                    (default 30000)\n",
@@ -423,6 +444,7 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 	    {"endpoint", required_argument, NULL, 'e'},
 	    {"provider", required_argument, NULL, 'p'},
 	    {"secret-fd", required_argument, NULL, 's'},
+	    {"cred-fd", required_argument, NULL, 'c'},
 	    {"heartbeat-ms", required_argument, NULL, 'b'},
 	    {"give-up-ms", required_argument, NULL, 'g'},
 	    {"help", no_argument, NULL, 'h'},
@@ -430,7 +452,7 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 	};
 	struct worker *w = xcalloc(1, sizeof(*w));
 	struct sigaction sa;
-	int c, secret_fd = -1, rc;
+	int c, secret_fd = -1, cred_fd = -1, rc;
 
 	log_init(argv[0], LOG_LEVEL_INFO);
 	w->role = role;
@@ -448,6 +470,9 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 			break;
 		case 's':
 			secret_fd = (int)worker_number("--secret-fd", optarg);
+			break;
+		case 'c':
+			cred_fd = (int)worker_number("--cred-fd", optarg);
 			break;
 		case 'b':
 			w->hb_ms = worker_number("--heartbeat-ms", optarg);
@@ -479,6 +504,8 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 	sigaction(SIGINT, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (cred_fd >= 0)
+		worker_read_cred(w, cred_fd);
 	if (secret_fd >= 0)
 		worker_read_secret(w, secret_fd);
 	if (role->setup != NULL && (rc = role->setup(w)) < 0) {

@@ -4,9 +4,11 @@
  * As in Postfix, a role's main() only hands its description to
  * worker_main(), which does the rest:
  *
- *   1. parses the command line (--endpoint, --provider, --secret-fd, ...);
- *   2. reads the secret from --secret-fd if given (never from argv or the
- *      environment), then closes that descriptor;
+ *   1. parses the command line (--endpoint, --provider, --cred-fd, ...);
+ *   2. reads its credential from --cred-fd (the CURVE key pair shirod
+ *      made for this process and the broker's public key) and the secret
+ *      from --secret-fd if given (never from argv or the environment),
+ *      then closes those descriptors;
  *   3. pre-jail set-up: the role's setup hook (open what it needs);
  *   4. connects a DEALER to the broker (ZeroMQ's thread and sockets
  *      exist before the jail, as sandbox.h asks);
@@ -80,8 +82,9 @@ struct worker_role {
  * worker_main - run a worker process; returns the exit status for main().
  * Options: --endpoint URL (default ipc://$SHIRO_HOME/run/workers.sock,
  * $SHIRO_HOME defaulting to ~/.shiro), --provider NAME, --secret-fd N,
- * --heartbeat-ms N (default 1000), --give-up-ms N (default 30000),
- * --help.
+ * --cred-fd N (then the connection is CURVE with that credential, as
+ * shirod's workers' socket requires), --heartbeat-ms N (default 1000),
+ * --give-up-ms N (default 30000), --help.
  */
 int worker_main(int argc, char **argv, const struct worker_role *role);
 
