@@ -10,6 +10,24 @@
 #   make bench      the benchmark table
 #   make fuzz       the decoders under libFuzzer, for a bounded time
 #   make deps       install the Debian packages the build and tests need
+#   make install    install into $(DESTDIR)$(PREFIX); make uninstall
+#
+# "make deps GOAL..." installs the packages before it starts any goal.
+
+# The goals of one command line run side by side under the -j below: with
+# "make deps check" the compiler would start while apt-get still
+# installs, and with "make deps run" the client would start beside the
+# build without the terminal.  So when deps comes with other goals, this
+# make only runs them one after the other, deps first, each in a make of
+# its own (which reads the module files afresh, packages installed).
+ifneq ($(and $(filter deps,$(MAKECMDGOALS)),$(filter-out deps,$(MAKECMDGOALS))),)
+.NOTPARALLEL:
+.PHONY: $(MAKECMDGOALS)
+deps:
+	@$(MAKE) --no-print-directory deps
+$(filter-out deps,$(MAKECMDGOALS)): deps
+	@$(MAKE) --no-print-directory $@
+else
 
 BUILD ?= build
 CC ?= cc
@@ -49,7 +67,8 @@ WORKER_LIB := $(BUILD)/libshiroworker.a
 HARNESS_OBJ := $(BUILD)/tests/harness.o
 
 # External libraries, for LDLIBS of the programs that need them.
-LIBS_ZMQ := -lzmq -lmsgpackc
+LIBS_ZMQ := -lzmq
+LIBS_MSGPACK := -lmsgpackc
 LIBS_JSON := -ljansson
 LIBS_LMDB := -llmdb
 LIBS_SECCOMP := -lseccomp
@@ -108,7 +127,7 @@ format:
 DEBS := build-essential pkg-config python3 libzmq3-dev libmsgpack-dev \
 	liblmdb-dev libcurl4-openssl-dev libseccomp-dev libjansson-dev \
 	libedit-dev clang libclang-rt-14-dev clang-format cppcheck bubblewrap util-linux \
-	iproute2 procps ripgrep
+	iproute2 procps ripgrep groff-base
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -132,9 +151,43 @@ demo: plan-demo
 run: build-all
 	$(BUILD)/shiro
 
+# install: shiro and shirod in bin, the programs they run in
+# libexec/shiro (they find one another from their own place, see
+# proto/path.h), the man pages and a systemd user unit for shirod.
+PREFIX ?= /usr/local
+BINDIR := $(PREFIX)/bin
+LIBEXECDIR := $(PREFIX)/libexec/shiro
+MAN1DIR := $(PREFIX)/share/man/man1
+UNITDIR := $(PREFIX)/lib/systemd/user
+INSTALL_BINS := shiro shirod
+INSTALL_LIBEXEC := shiro-client shiro-store shiro-jail shiro-tool-worker \
+	shiro-fs-worker shiro-model-worker shiro-plan
+INSTALL_MAN1 := docs/man/shiro.1 docs/man/shirod.1
+INSTALL_ALL := $(INSTALL_BINS:%=$(BINDIR)/%) \
+	$(INSTALL_LIBEXEC:%=$(LIBEXECDIR)/%) \
+	$(INSTALL_MAN1:docs/man/%=$(MAN1DIR)/%) $(UNITDIR)/shirod.service
+
+install: $(INSTALL_BINS:%=$(BUILD)/%) $(INSTALL_LIBEXEC:%=$(BUILD)/%)
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) \
+		$(DESTDIR)$(MAN1DIR) $(DESTDIR)$(UNITDIR)
+	install -m 0755 $(INSTALL_BINS:%=$(BUILD)/%) $(DESTDIR)$(BINDIR)
+	install -m 0755 $(INSTALL_LIBEXEC:%=$(BUILD)/%) \
+		$(DESTDIR)$(LIBEXECDIR)
+	install -m 0644 $(INSTALL_MAN1) $(DESTDIR)$(MAN1DIR)
+	sed 's|@BINDIR@|$(BINDIR)|g' docs/shirod.service.in \
+		>$(DESTDIR)$(UNITDIR)/shirod.service
+	chmod 0644 $(DESTDIR)$(UNITDIR)/shirod.service
+
+uninstall:
+	rm -f $(INSTALL_ALL:%=$(DESTDIR)%)
+	-rmdir $(DESTDIR)$(LIBEXECDIR) 2>/dev/null
+
 clean:
 	rm -rf $(BUILD)
 
-.PHONY: all build-all check asan bench lint format deps clean fuzz demo run
+.PHONY: all build-all check asan bench lint format deps clean fuzz demo run \
+	install uninstall
 
 -include $(OBJS:.o=.d)
+
+endif

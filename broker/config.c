@@ -506,6 +506,10 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 				break;
 		if (config_foreign[i] == NULL)
 			return config_fail(errp, "%s: unknown setting", key);
+		/* Another part reads it, but every section is an object:
+		 * {"permissions": 42} is a mistake, refused here at start. */
+		if (!json_is_object(v))
+			return config_fail(errp, "%s: must be an object", key);
 	}
 	if ((rc = config_providers(root, cfg, errp)) != 0 ||
 	    (rc = config_prices(root, cfg, errp)) != 0)

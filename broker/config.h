@@ -16,7 +16,7 @@
 
 #include <stddef.h>
 
-/* The defaults of the chat memory (spec 003; DESIGN.md "The memory"). */
+/* The defaults of the chat memory (docs/memory.md, docs/architecture.md). */
 #define CONFIG_CEILING 128000
 #define CONFIG_FLOOR 64000
 #define CONFIG_CCEILING 32000

@@ -28,7 +28,21 @@ struct fold_ctx {
 	uint64_t next_i[FOLD_LEVELS];
 	uint32_t next_size[FOLD_LEVELS];
 	int has[FOLD_LEVELS];
+	/* fold_view_live: records past count are newer than the read;
+	 * view.json (saved, ns lines) covers the first saved_t messages and
+	 * is compared once the fold has them and their records. */
+	int live;
+	struct store_line *saved;
+	size_t ns;
+	uint64_t saved_t;
+	int compared;
+	/* What view.json's comparison found, put into the report's msg only
+	 * once the fold succeeded (msg says why a fold failed). */
+	char vmsg[sizeof(((struct fold_report *)0)->msg)];
 };
+
+/* What a record callback returns to end the walk early, without error. */
+#define FOLD_STOP 1
 
 /* fold_fail - say why in the report and return code. */
 static int fold_fail(struct fold_ctx *c, int code, const char *fmt, ...)
@@ -132,6 +146,9 @@ fold_upto(struct fold_ctx *c, uint64_t t)
 	return 0;
 }
 
+static void fold_compare_lines(
+    struct fold_ctx *c, const struct store_line *saved, size_t ns);
+
 /* fold_batch - replay one record: its merges in order, then its flag. */
 static int
 fold_batch(void *arg, const struct store_batch *b)
@@ -140,6 +157,13 @@ fold_batch(void *arg, const struct store_batch *b)
 	size_t k;
 	int ret;
 
+	if (c->live && b->t > c->count)
+		return FOLD_STOP; /* made after the log was read */
+	if (c->live && !c->compared && b->t > c->saved_t) {
+		if ((ret = fold_upto(c, c->saved_t)) != 0)
+			return ret;
+		fold_compare_lines(c, c->saved, c->ns);
+	}
 	if (b->t > c->count || b->t < c->done)
 		return fold_fail(c, -SHIRO_ERR_CORRUPT,
 		    "batch record %llu ran at T=%llu, outside 0..%llu after "
@@ -165,28 +189,17 @@ fold_batch(void *arg, const struct store_batch *b)
 	return 0;
 }
 
-/* fold_compare - how view.json stands against the folded view. */
+/* fold_compare_lines - how saved (ns lines of view.json) stands
+ * against the view the fold has now. */
 static void
-fold_compare(struct fold_ctx *c)
+fold_compare_lines(
+    struct fold_ctx *c, const struct store_line *saved, size_t ns)
 {
 	const struct plan_line *lines;
-	struct store_line *saved;
-	size_t n, ns, k;
-	int ret;
+	size_t n, k;
 
+	c->compared = 1;
 	plan_view(c->p, &lines, &n);
-	ret = store_view_load(c->s, &saved, &ns);
-	if (ret == -SHIRO_ERR_NOENT) {
-		c->r->saved = FOLD_SAVED_MISSING;
-		snprintf(c->r->msg, sizeof(c->r->msg), "no view.json");
-		return;
-	}
-	if (ret != 0) {
-		c->r->saved = FOLD_SAVED_BAD;
-		snprintf(c->r->msg, sizeof(c->r->msg), "view.json: %s",
-		    store_errmsg(c->s));
-		return;
-	}
 	c->r->saved_lines = ns;
 	for (k = 0; k < n && k < ns; k++)
 		if (saved[k].l != lines[k].l || saved[k].i != lines[k].i)
@@ -195,21 +208,76 @@ fold_compare(struct fold_ctx *c)
 		c->r->saved = FOLD_SAVED_SAME;
 	} else {
 		c->r->saved = FOLD_SAVED_STALE;
-		snprintf(c->r->msg, sizeof(c->r->msg),
+		snprintf(c->vmsg, sizeof(c->vmsg),
 		    "view.json differs from the fold at line %zu (%zu lines "
 		    "saved, %zu folded)",
 		    k, ns, n);
 	}
+}
+
+/* fold_load_saved - view.json into saved and ns; 0, or why not in the
+ * report (r->saved MISSING or BAD, and why). */
+static int
+fold_load_saved(struct fold_ctx *c, struct store_line **saved, size_t *ns)
+{
+	int ret;
+
+	ret = store_view_load(c->s, saved, ns);
+	if (ret == -SHIRO_ERR_NOENT) {
+		c->r->saved = FOLD_SAVED_MISSING;
+		snprintf(c->vmsg, sizeof(c->vmsg), "no view.json");
+		return ret;
+	}
+	if (ret != 0) {
+		c->r->saved = FOLD_SAVED_BAD;
+		snprintf(c->vmsg, sizeof(c->vmsg), "view.json: %s",
+		    store_errmsg(c->s));
+		return ret;
+	}
+	return 0;
+}
+
+/* fold_compare - how view.json stands against the folded view. */
+static void
+fold_compare(struct fold_ctx *c)
+{
+	struct store_line *saved;
+	size_t ns;
+
+	if (fold_load_saved(c, &saved, &ns) != 0)
+		return;
+	fold_compare_lines(c, saved, ns);
 	free(saved);
 }
 
-/* fold_view - see fold.h. */
-int
-fold_view(struct store *s, const struct plan_settings *ps, struct plan **out,
-    struct fold_report *r)
+/* fold_saved_end - the messages saved[0..ns) covers, or -1 when its
+ * lines are not a run of nodes from message 0 on. */
+static int64_t
+fold_saved_end(const struct store_line *saved, size_t ns)
+{
+	uint64_t next = 0;
+	size_t k;
+
+	for (k = 0; k < ns; k++) {
+		if (saved[k].l > STORE_LEVEL_MAX ||
+		    saved[k].i > (UINT64_MAX >> saved[k].l) ||
+		    (saved[k].i << saved[k].l) != next)
+			return -1;
+		next += UINT64_C(1) << saved[k].l;
+		if (next > (uint64_t)INT64_MAX)
+			return -1;
+	}
+	return (int64_t)next;
+}
+
+/* fold_run - fold_view and fold_view_live (live says which). */
+static int
+fold_run(struct store *s, const struct plan_settings *ps, int live,
+    struct plan **out, struct fold_report *r)
 {
 	struct fold_report local;
 	struct fold_ctx c;
+	int64_t end;
 	unsigned l;
 	int ret;
 
@@ -221,8 +289,31 @@ fold_view(struct store *s, const struct plan_settings *ps, struct plan **out,
 	c.s = s;
 	c.r = r;
 	c.count = store_count(s);
+	c.live = live;
 	while (c.maxl + 1 < FOLD_LEVELS && (c.count >> (c.maxl + 1)) > 0)
 		c.maxl++;
+	if (live && fold_load_saved(&c, &c.saved, &c.ns) == 0) {
+		end = fold_saved_end(c.saved, c.ns);
+		if (end < 0) {
+			r->saved = FOLD_SAVED_BAD;
+			snprintf(c.vmsg, sizeof(c.vmsg),
+			    "view.json: its %zu lines are not a run of nodes "
+			    "from message 0",
+			    c.ns);
+			c.compared = 1;
+		} else if ((uint64_t)end > c.count) {
+			r->saved = FOLD_SAVED_STALE;
+			snprintf(c.vmsg, sizeof(c.vmsg),
+			    "view.json covers %lld messages, more than the "
+			    "log's %llu",
+			    (long long)end, (unsigned long long)c.count);
+			c.compared = 1;
+		}
+		c.saved_t = end < 0 ? 0 : (uint64_t)end;
+		r->saved_t = c.saved_t;
+	} else if (live) {
+		c.compared = 1; /* missing or bad: the report says which */
+	}
 	/* A cold start waits for many small reads: have them in parallel. */
 	store_prefetch(s);
 	if ((ret = plan_new(ps, &c.p)) != 0) {
@@ -238,25 +329,51 @@ fold_view(struct store *s, const struct plan_settings *ps, struct plan **out,
 			goto out;
 	}
 	ret = store_batch_iter(s, 0, fold_batch, &c);
+	if (ret == FOLD_STOP)
+		ret = 0;
 	if (ret != 0) {
 		if (r->msg[0] == '\0')
 			fold_fail(
 			    &c, ret, "batch records: %s", store_errmsg(s));
 		goto out;
 	}
+	if (live && !c.compared) {
+		if ((ret = fold_upto(&c, c.saved_t)) != 0)
+			goto out;
+		fold_compare_lines(&c, c.saved, c.ns);
+	}
 	/* Messages after the last record: no batch at start (D8). */
 	if ((ret = fold_upto(&c, c.count)) != 0)
 		goto out;
 	r->t = c.count;
 	r->shrinking = plan_shrinking(c.p);
-	fold_compare(&c);
+	if (!live)
+		fold_compare(&c);
+	memcpy(r->msg, c.vmsg, sizeof(r->msg));
 	*out = c.p;
 	c.p = NULL;
 out:
 	for (l = 0; l < FOLD_LEVELS; l++)
 		store_node_cursor_close(&c.cur[l]);
 	plan_destroy(&c.p);
+	free(c.saved);
 	return ret;
+}
+
+/* fold_view - see fold.h. */
+int
+fold_view(struct store *s, const struct plan_settings *ps, struct plan **out,
+    struct fold_report *r)
+{
+	return fold_run(s, ps, 0, out, r);
+}
+
+/* fold_view_live - see fold.h. */
+int
+fold_view_live(struct store *s, const struct plan_settings *ps,
+    struct plan **out, struct fold_report *r)
+{
+	return fold_run(s, ps, 1, out, r);
 }
 
 /* fold_save - view.json from the planner's view. */

@@ -1,7 +1,7 @@
 /*
- * fold.h - the planner rebuilt from the store at start (spec 003 D1, D8,
- * F1, rule 25), and a generator of synthetic chats that writes what a
- * live chat writes.
+ * fold.h - the planner rebuilt from the store at start (docs/memory.md:
+ * D1, D8, F1, rule 25), and a generator of synthetic chats that writes
+ * what a live chat writes.
  *
  * The fold never decides a merge: it appends the messages in order, tells
  * the planner each stored node once its last message exists, and at each
@@ -43,6 +43,7 @@ struct fold_report {
 	int shrinking; /* restored from the last record (F1) */
 	enum fold_saved saved;
 	size_t saved_lines; /* lines in view.json */
+	uint64_t saved_t; /* fold_view_live: the messages view.json covers */
 	char msg[512]; /* why the fold failed, or the view.json difference */
 };
 
@@ -54,6 +55,19 @@ struct fold_report {
  * the store's errors.
  */
 int fold_view(struct store *s, const struct plan_settings *ps,
+    struct plan **out, struct fold_report *r);
+
+/*
+ * fold_view_live - fold_view for a chat a running shirod writes to, read
+ * beside it from a read-only store (store_owner): batch records past the
+ * log as it was read are newer than that read and left out, and
+ * view.json, which shirod writes a moment after the view changes, is
+ * compared with the fold as it stood once it had the messages view.json
+ * covers and their records, not with the fold's end.  A view.json that
+ * covers more messages than the log, or whose lines are not a run of
+ * nodes from message 0, is reported too.
+ */
+int fold_view_live(struct store *s, const struct plan_settings *ps,
     struct plan **out, struct fold_report *r);
 
 /* fold_save - write p's view to view.json (store_view_save). */

@@ -1,6 +1,6 @@
 # broker/: shirod and the planner.
 
-# --- planner (issue 2): the pure planner library, the renderer, the
+# --- planner (docs/planner.md): the pure planner library, the renderer, the
 # --- scenario runner build/shiro-plan, its tests, mutants and bench.
 # The planner and the renderer are pure C: libshiroplan holds them.
 PLAN_SRCS := broker/plan.c broker/render.c
@@ -23,7 +23,8 @@ SCRIPT_TESTS += tests/mutants.sh
 
 BENCHES += $(BUILD)/tests/bench_plan
 OBJS += $(BUILD)/tests/bench_plan.o
-$(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB)
+$(BUILD)/tests/bench_plan: $(BUILD)/tests/bench_plan.o $(PLAN_LIB) $(UTIL_LIB) \
+    | $(BUILD)/shiro-plan
 	$(link)
 
 # plan-demo: the planner on a chat of 3,000 messages at the gist's sizes
@@ -38,8 +39,9 @@ plan-demo: $(BUILD)/shiro-plan
 # --- end of the planner's block
 
 # shirod
-# --- shirod (issue 4): the daemon.  Its parts go into libshirod so that
-# --- the unit tests link them; shirod.c holds only main().
+# --- shirod (docs/architecture.md): the daemon.  Its parts go into
+# --- libshirod so that the unit tests link them; shirod.c holds only
+# --- main().
 SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
@@ -112,15 +114,15 @@ $(BUILD)/tests/bench_shirod: $(BUILD)/tests/bench_shirod.o \
 # --- end of shirod's block
 
 # store tools (fold, shiro-store)
-# --- issue 3: the fold of the planner from the store (broker/fold.c, which
-# --- shirod links too: add $(FOLD_OBJ) to its prerequisites) and the
-# --- offline tool build/shiro-store (fsck, export, import, gen).
+# --- the fold of the planner from the store (broker/fold.c, which shirod
+# --- links too: add $(FOLD_OBJ) to its prerequisites) and the command
+# --- build/shiro-store (broker/shiro-store.c: fsck, export, import, gen).
 FOLD_OBJ := $(BUILD)/broker/fold.o
-OBJS += $(FOLD_OBJ) $(BUILD)/broker/storetool.o
+OBJS += $(FOLD_OBJ) $(BUILD)/broker/shiro-store.o
 
 BINS += $(BUILD)/shiro-store
 $(BUILD)/shiro-store: LDLIBS += $(STORE_LDLIBS)
-$(BUILD)/shiro-store: $(BUILD)/broker/storetool.o $(FOLD_OBJ) $(PLAN_LIB) \
+$(BUILD)/shiro-store: $(BUILD)/broker/shiro-store.o $(FOLD_OBJ) $(PLAN_LIB) \
 	$(STORE_LIB) $(UTIL_LIB)
 	$(link)
 
@@ -130,7 +132,7 @@ $(BUILD)/tests/test_store_fold: LDLIBS += $(STORE_LDLIBS)
 $(BUILD)/tests/test_store_fold: $(BUILD)/tests/test_store_fold.o \
 	$(FOLD_OBJ) $(HARNESS_OBJ) $(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB)
 	$(link)
-SCRIPT_TESTS += tests/store_tool.sh
+SCRIPT_TESTS += tests/store_tool.sh tests/test_fsck_live.sh
 
 # The crash torture: 200 SIGKILLs (SHIRO_TORTURE=N for more; make torture
 # runs 2,000).  It execs build/shiro-store fsck after each restart.

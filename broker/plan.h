@@ -1,7 +1,7 @@
 /*
  * plan.h - the planner: the chat's view, its merge order, the sawtooth,
- * the compaction view and the work queue of the compactor (spec 003,
- * rules 11-24, 28, 33, 34, 39-42, D5, F1, F2).
+ * the compaction view and the work queue of the compactor
+ * (docs/memory.md, rules 11-24, 28, 33, 34, 39-42, D5, F1, F2).
  *
  * The planner is pure: it does no I/O, reads no clock and stores no
  * text.  It knows the messages only by their count T and the tree nodes
@@ -38,7 +38,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The design's numbers (spec 003): the defaults of struct plan_settings. */
+/* The design's numbers (docs/memory.md): the defaults of struct
+ * plan_settings. */
 #define PLAN_CEILING 128000 /* a batch starts past this view size */
 #define PLAN_FLOOR 64000 /* and merges down to this */
 #define PLAN_CCEILING 32000 /* the compaction view's ceiling */

@@ -1,5 +1,6 @@
 /*
- * render.h - the view as the model reads it (spec 003 rules 15-18, 29).
+ * render.h - the view as the model reads it (docs/memory.md rules 15-18,
+ * 29).
  *
  *	<chat>
  *	0+256|summary of messages 0..255

@@ -875,6 +875,17 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		msg_val_set_int(doc, "pid", getpid());
 		serve_answer(b, from, &r);
 		log_info("stop asked by a client");
+		/* Attached clients hear it, so they end instead of waiting
+		 * for a daemon that was stopped on purpose (docs/client.md). */
+		if (!b->stopping) {
+			struct msg *ev = msg_new(MSG_EVENT);
+
+			msg_set_str(ev, "ev", "notice");
+			msg_set_str(ev, "code", "stopping");
+			msg_set_str(
+			    ev, "text", "shirod is stopping (shiro stop)");
+			out_publish(b, &ev);
+		}
 		b->stopping = 1;
 		break;
 	case MSG_PING:

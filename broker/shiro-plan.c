@@ -22,6 +22,7 @@
 #include "broker/plan.h"
 #include "proto/buf.h"
 #include "proto/err.h"
+#include "proto/xmalloc.h"
 
 #define SHIRO_PLAN_MAX_TOKENS 8
 /* Blanks between tokens: the ASCII white space and separators. */
@@ -31,9 +32,17 @@
 struct shiro_plan_run {
 	struct plan *plan;
 	struct buf line; /* the output line being built */
-	struct buf last; /* with --final, the last line */
 	const char *why; /* the reason of a bad event */
 	int final;
+	/* With --final only the last line is printed, and so only it is
+	 * formatted, once the scenario is over: its event's number and
+	 * tokens and its batch's merges are kept until then (the view is
+	 * the planner's at the end, which is the view after that event). */
+	uint64_t last_k;
+	struct buf last_tok; /* the tokens, each after a space */
+	struct plan_node *last_merges;
+	size_t last_cap;
+	struct plan_batch last_batch;
 };
 
 /* shiro_plan_number - parse a decimal token into *v (at most max). */
@@ -181,20 +190,18 @@ shiro_plan_event(
 	return -SHIRO_ERR_INVAL;
 }
 
-/* shiro_plan_print - the output line of event k. */
+/* shiro_plan_print - the output line of event k, whose tokens are tok
+ * (each after a space), to stdout. */
 static void
-shiro_plan_print(struct shiro_plan_run *r, uint64_t k, char **tok, int ntok,
+shiro_plan_print(struct shiro_plan_run *r, uint64_t k, const char *tok,
     const struct plan_batch *batch)
 {
 	const struct plan_line *v;
 	struct buf *o = &r->line;
 	size_t n, j;
-	int t;
 
 	buf_reset(o);
-	buf_printf(o, "%" PRIu64, k);
-	for (t = 0; t < ntok; t++)
-		buf_printf(o, " %s", tok[t]);
+	buf_printf(o, "%" PRIu64 "%s", k, tok);
 	buf_printf(o, " | T=%" PRIu64 " size=%" PRIu64 " shrinking=%d batch=%d",
 	    plan_count(r->plan), plan_view_size(r->plan),
 	    plan_shrinking(r->plan), batch->ran ? 1 : 0);
@@ -210,12 +217,35 @@ shiro_plan_print(struct shiro_plan_run *r, uint64_t k, char **tok, int ntok,
 		buf_printf(o, " %u:%" PRIu64 "%s", v[j].l, v[j].i,
 		    v[j].built ? "" : "*");
 	buf_addc(o, '\n');
-	if (r->final) {
-		buf_reset(&r->last);
-		buf_add(&r->last, o->data, o->len);
-	} else {
-		fwrite(o->data, 1, o->len, stdout);
+	fwrite(o->data, 1, o->len, stdout);
+}
+
+/* shiro_plan_done - event k (tokens tok[0..ntok)) ran with batch: print
+ * its line, or with --final keep what its line needs. */
+static void
+shiro_plan_done(struct shiro_plan_run *r, uint64_t k, char **tok, int ntok,
+    const struct plan_batch *batch)
+{
+	int t;
+
+	buf_reset(&r->last_tok);
+	for (t = 0; t < ntok; t++)
+		buf_printf(&r->last_tok, " %s", tok[t]);
+	if (!r->final) {
+		shiro_plan_print(r, k, r->last_tok.data, batch);
+		return;
 	}
+	r->last_k = k;
+	if (batch->nmerges > r->last_cap) {
+		r->last_cap = batch->nmerges;
+		r->last_merges = xreallocarray(
+		    r->last_merges, r->last_cap, sizeof(*r->last_merges));
+	}
+	if (batch->nmerges > 0)
+		memcpy(r->last_merges, batch->merges,
+		    batch->nmerges * sizeof(*r->last_merges));
+	r->last_batch = *batch;
+	r->last_batch.merges = r->last_merges;
 }
 
 /* shiro_plan_run - play the scenario read from f; the exit status. */
@@ -253,7 +283,7 @@ shiro_plan_run(struct shiro_plan_run *r, FILE *f)
 		k++;
 		if ((rc = shiro_plan_event(r, tok, ntok, &batch)) < 0)
 			goto out;
-		shiro_plan_print(r, k, tok, ntok, &batch);
+		shiro_plan_done(r, k, tok, ntok, &batch);
 	}
 	if (ferror(f)) {
 		r->why = strerror(errno);
@@ -267,8 +297,9 @@ out:
 		    r->why ? r->why : err_str(rc));
 		return 2;
 	}
-	if (r->final && r->last.len > 0)
-		fwrite(r->last.data, 1, r->last.len, stdout);
+	if (r->final && r->last_k > 0)
+		shiro_plan_print(
+		    r, r->last_k, r->last_tok.data, &r->last_batch);
 	return fflush(stdout) == 0 ? 0 : 1;
 }
 
@@ -309,6 +340,7 @@ main(int argc, char **argv)
 		fclose(f);
 	plan_destroy(&r.plan);
 	buf_free(&r.line);
-	buf_free(&r.last);
+	buf_free(&r.last_tok);
+	free(r.last_merges);
 	return status;
 }

@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
-#include <libgen.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "proto/log.h"
+#include "proto/path.h"
 #include "proto/xmalloc.h"
 
 #include "broker.h"
@@ -93,20 +93,16 @@ shirod_home(const char *arg, char *msg, size_t msglen)
 	return xstrdup(real);
 }
 
-/* shirod_bindir - the directory of this program (workers live there). */
+/* shirod_bindir - where the workers are: beside this program in a build
+ * tree, PREFIX/libexec/shiro once installed (proto/path.h). */
 static char *
 shirod_bindir(const char *argv0)
 {
-	char path[PATH_MAX];
-	ssize_t n;
+	char *self = path_self_dir(argv0), *dir;
 
-	n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-	if (n <= 0) {
-		snprintf(path, sizeof(path), "%s", argv0);
-		n = (ssize_t)strlen(path);
-	}
-	path[n] = '\0';
-	return xstrdup(dirname(path));
+	dir = path_libexec_dir(self);
+	free(self);
+	return dir;
 }
 
 /*

@@ -23,9 +23,17 @@
 
 /* How long the session tries to get its daemon back before it gives up. */
 #define ATTACH_RECONNECT_MS 30000
+/* How often it tries meanwhile. */
+#define ATTACH_RETRY_MS 500
 /* How often at most the status line asks for the view's size. */
 #define ATTACH_SIZE_MS 1000
 #define ATTACH_SIZE_TIMEOUT_MS 5000
+
+/* A message typed while the daemon was away, sent once it is back. */
+struct attach_kept {
+	char *text;
+	char key[40]; /* its idempotency key: a resend is logged once */
+};
 
 /* One interactive session. */
 struct attach {
@@ -41,32 +49,44 @@ struct attach {
 	int lost; /* the connection is dead: reconnect */
 	int size_stale; /* the view changed since the last status */
 	long long size_at; /* when the status was last asked for */
+	long long lost_at; /* when the connection was lost (c == NULL) */
+	long long retry_at; /* when to try to attach again */
+	uint64_t last_seq; /* the last event seen before it was lost */
+	struct attach_kept *kept; /* typed while away, oldest first */
+	size_t nkept;
+	int sending_kept; /* attach_send_kept runs */
 };
 
 static const char attach_help[] =
-    "Type a message and press Enter to send it as a turn.  Commands:\n"
+    "Type a message and press Enter to send it as a turn; a pasted block\n"
+    "is one message.  Commands:\n"
     "  /memory            the status and every line of the view\n"
     "  /memory zoom ID N  what node ID+N covers (N = 1: the message)\n"
     "  /status            the daemon's state\n"
-    "  /log [N]           the daemon's last log lines\n"
+    "  /log [N]           the chat's last N messages\n"
     "  /help              this list\n"
     "  /exit              leave (the daemon keeps running; Ctrl-D too)\n";
 
-/* attach_say - print lines above the prompt. */
+/* attach_say - print lines above the prompt, every control in them
+ * shown as text (render_escape): chat content never drives the
+ * terminal. */
 static void
 attach_say(struct attach *a, const char *text)
 {
-	size_t len = strlen(text);
+	struct buf b = BUF_INIT;
 
+	render_escape(&b, text, strlen(text));
+	buf_add(&b, "", 0);
 	if (a->e != NULL) {
-		edit_print(a->e, text);
-		return;
+		edit_print(a->e, b.data);
+	} else {
+		/* Events replayed while attaching come before the editor. */
+		fputs(b.data, stdout);
+		if (b.len == 0 || b.data[b.len - 1] != '\n')
+			fputc('\n', stdout);
+		fflush(stdout);
 	}
-	/* Events replayed while attaching come before the editor exists. */
-	fputs(text, stdout);
-	if (len == 0 || text[len - 1] != '\n')
-		fputc('\n', stdout);
-	fflush(stdout);
+	buf_free(&b);
 }
 
 /* attach_status - redraw the status line (and print it without a tty). */
@@ -200,66 +220,234 @@ attach_sleep_ms(long ms)
 	(void)nanosleep(&ts, NULL);
 }
 
+static void attach_send_kept(struct attach *a);
+
+/* attach_lose - the daemon stopped answering: drop the connection and
+ * start trying to get it back, input still read meanwhile. */
+static void
+attach_lose(struct attach *a)
+{
+	char line[256];
+
+	a->last_seq = a->c != NULL ? a->c->last_seq : a->last_seq;
+	conn_close(&a->c);
+	a->lost = 0;
+	a->lost_at = zsock_now_ms();
+	a->retry_at = a->lost_at;
+	snprintf(line, sizeof(line),
+	    "shiro: shirod stopped answering; trying to attach again for %d "
+	    "s.  What you type meanwhile is kept and sent once it is back; "
+	    "/exit leaves.",
+	    ATTACH_RECONNECT_MS / 1000);
+	attach_say(a, line);
+}
+
 /*
- * attach_reconnect - get the daemon back after it stopped answering:
- * attach again, with the last event seen, to the daemon that listens
- * next (within ATTACH_RECONNECT_MS).  0, or the exit code to end with.
+ * attach_try - one try to attach again, when one is due.  Returns 0
+ * (attached, or not yet due, or this try failed: a->c says), or
+ * -SHIRO_ERR_TIMEOUT once ATTACH_RECONNECT_MS have passed.
  */
 static int
-attach_reconnect(struct attach *a)
+attach_try(struct attach *a)
 {
 	struct conn_handler h = {attach_event, a};
-	volatile sig_atomic_t *stop = cmd_stop_flag();
-	uint64_t last_seq = a->c != NULL ? a->c->last_seq : 0;
-	long long deadline = zsock_now_ms() + ATTACH_RECONNECT_MS;
+	long long now = zsock_now_ms();
 	char line[256];
 	int rc;
 
-	conn_close(&a->c);
-	a->lost = 0;
-	attach_say(a,
-	    "shiro: shirod stopped answering; reconnecting "
-	    "(Ctrl-C gives up)...");
-	while (zsock_now_ms() < deadline && !*stop) {
-		/* Never start a daemon here: one that was stopped on purpose
-		 * stays stopped until someone starts it. */
-		rc =
-		    a->s->sock_path != NULL ? daemon_probe(a->s->sock_path) : 0;
-		if (rc == 0)
-			rc = conn_open(
-			    a->s->endpoint, a->s->dead_ms, last_seq, &h, &a->c);
-		if (rc == 0 && a->c != NULL) {
-			snprintf(line, sizeof(line),
-			    "shiro: attached again to shirod (pid %d)%s",
-			    (int)a->c->daemon_pid,
-			    last_seq == 0 || a->c->replay
-				? ""
-				: "; events it sent meanwhile are lost "
-				  "(it could not replay them)");
-			attach_say(a, line);
-			return 0;
-		}
-		attach_sleep_ms(500);
-	}
-	*stop = 0;
-	return cmd_lost(a->s, -SHIRO_ERR_TIMEOUT);
+	if (now - a->lost_at >= ATTACH_RECONNECT_MS)
+		return -SHIRO_ERR_TIMEOUT;
+	if (now < a->retry_at)
+		return 0;
+	a->retry_at = now + ATTACH_RETRY_MS;
+	/* Never start a daemon here: one that was stopped on purpose stays
+	 * stopped until someone starts it. */
+	rc = a->s->sock_path != NULL ? daemon_probe(a->s->sock_path) : 0;
+	if (rc == 0)
+		rc = conn_open(
+		    a->s->endpoint, a->s->dead_ms, a->last_seq, &h, &a->c);
+	if (rc != 0 || a->c == NULL)
+		return 0;
+	snprintf(line, sizeof(line),
+	    "shiro: attached again to shirod (pid %d)%s", (int)a->c->daemon_pid,
+	    a->last_seq == 0 || a->c->replay
+		? ""
+		: "; events it sent meanwhile are lost (it could not replay "
+		  "them)");
+	attach_say(a, line);
+	a->size_stale = 1;
+	attach_send_kept(a);
+	return 0;
 }
 
-/* attach_wait - the editor's waiter: serve the daemon until input. */
+/* attach_reconnect - try to attach again until it works or the time is
+ * up (for a command that cannot wait for input).  0, or the exit code. */
+static int
+attach_reconnect(struct attach *a)
+{
+	volatile sig_atomic_t *stop = cmd_stop_flag();
+
+	if (a->c != NULL && a->lost)
+		attach_lose(a);
+	while (a->c == NULL && !*stop && !a->stopped) {
+		if (attach_try(a) < 0)
+			return cmd_lost(a->s, -SHIRO_ERR_TIMEOUT);
+		if (a->c == NULL)
+			attach_sleep_ms(ATTACH_RETRY_MS / 5);
+	}
+	if (*stop) {
+		*stop = 0;
+		return SHIRO_EXIT_INTERRUPTED;
+	}
+	return a->c != NULL ? 0 : SHIRO_EXIT_UNREACHABLE;
+}
+
+/* attach_keep - keep text (sent under key, or a fresh one) for when the
+ * daemon is back, and say so. */
+static void
+attach_keep(struct attach *a, const char *text, const char *key)
+{
+	struct attach_kept *k;
+	char line[160];
+
+	a->kept = xreallocarray(a->kept, a->nkept + 1, sizeof(*a->kept));
+	k = &a->kept[a->nkept++];
+	k->text = xstrdup(text);
+	snprintf(k->key, sizeof(k->key), "%s", key != NULL ? key : "");
+	snprintf(line, sizeof(line),
+	    "shiro: not attached to shirod; the message is kept and sent "
+	    "once it is back (%zu waiting)",
+	    a->nkept);
+	attach_say(a, line);
+}
+
+/*
+ * attach_send_turn - send one message as a turn and wait for it.  A
+ * message the daemon did not acknowledge (it was away, or went away
+ * meanwhile) is kept, with its key, and sent again once it is back.
+ * Returns 0 when it was acknowledged.
+ */
+static int
+attach_send_turn(struct attach *a, const char *text, const char *key)
+{
+	int rc;
+
+	if (a->c == NULL || a->lost) {
+		if (a->c != NULL)
+			attach_lose(a);
+		attach_keep(a, text, key);
+		return -1;
+	}
+	snprintf(
+	    a->turn.key, sizeof(a->turn.key), "%s", key != NULL ? key : "");
+	rc = cmd_turn(a->c, &a->turn, text);
+	if (rc == SHIRO_EXIT_UNREACHABLE)
+		a->lost = 1;
+	else if (rc == SHIRO_EXIT_INTERRUPTED)
+		*cmd_stop_flag() = 0;
+	if (!a->turn.acked && rc == SHIRO_EXIT_UNREACHABLE) {
+		attach_lose(a);
+		attach_keep(a, text, a->turn.key);
+		return -1;
+	}
+	attach_status(a, 1);
+	return a->turn.acked ? 0 : -1;
+}
+
+/* attach_send_kept - send what was typed while the daemon was away, in
+ * order; what still cannot go stays kept. */
+static void
+attach_send_kept(struct attach *a)
+{
+	struct attach_kept k;
+	char line[96];
+
+	if (a->sending_kept || a->nkept == 0)
+		return;
+	a->sending_kept = 1;
+	snprintf(line, sizeof(line), "shiro: sending the %zu message%s kept",
+	    a->nkept, a->nkept == 1 ? "" : "s");
+	attach_say(a, line);
+	while (a->nkept > 0 && a->c != NULL && !a->lost && !a->stopped) {
+		k = a->kept[0];
+		memmove(
+		    a->kept, a->kept + 1, (a->nkept - 1) * sizeof(*a->kept));
+		a->nkept--;
+		/* Kept again, at the end, if the daemon went away again:
+		 * put it back in front, where it was. */
+		if (attach_send_turn(a, k.text, k.key) != 0 && a->nkept > 1) {
+			struct attach_kept last = a->kept[a->nkept - 1];
+
+			memmove(a->kept + 1, a->kept,
+			    (a->nkept - 1) * sizeof(*a->kept));
+			a->kept[0] = last;
+		}
+		free(k.text);
+	}
+	a->sending_kept = 0;
+}
+
+/* attach_unsent - say which typed messages were never sent; the exit
+ * code to end with (3 when there were any, else rc). */
+static int
+attach_unsent(struct attach *a, const char *partial, int rc)
+{
+	struct buf b = BUF_INIT;
+	size_t k;
+
+	if (a->nkept == 0 && partial == NULL)
+		return rc;
+	if (a->nkept > 0) {
+		buf_printf(&b,
+		    "shiro: %zu message%s you typed could not be sent (they "
+		    "are in the history):\n",
+		    a->nkept, a->nkept == 1 ? "" : "s");
+		for (k = 0; k < a->nkept; k++)
+			buf_printf(&b, "  %s\n", a->kept[k].text);
+	}
+	if (partial != NULL)
+		buf_printf(&b,
+		    "shiro: the line being typed was not sent:\n  %s\n",
+		    partial);
+	attach_say(a, b.data);
+	buf_free(&b);
+	return SHIRO_EXIT_UNREACHABLE;
+}
+
+/* attach_wait - the editor's waiter: serve the daemon until input,
+ * trying to get it back meanwhile when it went away. */
 static int
 attach_wait(void *arg, int fd)
 {
 	struct attach *a = arg;
 	volatile sig_atomic_t *stop = cmd_stop_flag();
+	struct zsock_poll item;
+	long long wait;
 	int rc;
 
 	for (;;) {
 		if (a->stopped)
 			return -SHIRO_ERR_STATE;
-		if (a->lost || a->c == NULL) {
-			rc = attach_reconnect(a);
-			if (rc != 0)
+		if (a->lost && a->c != NULL)
+			attach_lose(a);
+		if (a->c == NULL) {
+			if (attach_try(a) < 0)
 				return -SHIRO_ERR_TIMEOUT;
+		}
+		if (a->c == NULL) {
+			/* Away: read what is typed until the next try. */
+			wait = a->retry_at - zsock_now_ms();
+			memset(&item, 0, sizeof(item));
+			item.fd = fd;
+			item.events = ZSOCK_IN;
+			rc = zsock_poll(&item, 1, wait > 0 ? (long)wait : 0);
+			if (rc > 0 && (item.revents & (ZSOCK_IN | ZSOCK_ERR)))
+				return 1;
+			if (*stop) {
+				*stop = 0;
+				return -SHIRO_ERR_CANCELED;
+			}
+			continue;
 		}
 		attach_refresh_size(a);
 		rc = conn_pump(
@@ -293,8 +481,12 @@ attach_request(struct attach *a, struct msg **reqp)
 	enum msg_type t = msg_type(*reqp);
 	int rc;
 
-	if (a->c == NULL && attach_reconnect(a) != 0)
+	if (a->c == NULL || a->lost) {
+		attach_say(a,
+		    "shiro: not attached to shirod (trying again); ask once "
+		    "it is back");
 		goto out;
+	}
 	rc = conn_request(a->c, *reqp, 30000, cmd_stop_flag(), &ans);
 	if (rc < 0) {
 		if (rc == -SHIRO_ERR_CANCELED) {
@@ -390,20 +582,108 @@ attach_command(struct attach *a, char *line)
 	return 0;
 }
 
-/* attach_send_turn - send a typed message as a turn and wait for it. */
-static void
-attach_send_turn(struct attach *a, const char *line)
+/*
+ * attach_leave - the session ends: what was typed and kept is sent
+ * first when the daemon can still be reached (within the time left to
+ * reconnect), and what cannot be sent is listed.  The exit code.
+ */
+static int
+attach_leave(struct attach *a, int rc)
 {
+	if (a->nkept > 0 && !a->stopped) {
+		attach_say(a,
+		    "shiro: sending what was kept before leaving "
+		    "(Ctrl-C leaves without it)");
+		if (a->c != NULL && !a->lost)
+			attach_send_kept(a);
+		while (a->nkept > 0 && !a->stopped && attach_reconnect(a) == 0)
+			attach_send_kept(a);
+	}
+	return attach_unsent(a, NULL, rc);
+}
+
+/* attach_loop - read lines and act on them until the session ends;
+ * the exit code. */
+static int
+attach_loop(struct attach *a)
+{
+	char *line = NULL;
+	const char *text;
 	int rc;
 
-	if (a->c == NULL && attach_reconnect(a) != 0)
-		return;
-	rc = cmd_turn(a->c, &a->turn, line);
-	if (rc == SHIRO_EXIT_UNREACHABLE)
-		a->lost = 1;
-	else if (rc == SHIRO_EXIT_INTERRUPTED)
-		*cmd_stop_flag() = 0;
-	attach_status(a, 1);
+	for (;;) {
+		free(line);
+		line = NULL;
+		rc = edit_read(a->e, "shiro> ", &line);
+		if (cmd_terminated()) {
+			rc = attach_unsent(
+			    a, edit_partial(a->e), SHIRO_EXIT_INTERRUPTED);
+			break;
+		}
+		if (rc == -SHIRO_ERR_CANCELED || rc == -SHIRO_ERR_AGAIN)
+			continue;
+		if (rc == -SHIRO_ERR_TOOBIG) {
+			attach_say(a,
+			    "shiro: that line is too long for one "
+			    "message; it was not sent");
+			continue;
+		}
+		if (rc == -SHIRO_ERR_INVAL) {
+			char why[128];
+
+			snprintf(why, sizeof(why),
+			    "shiro: that line was not sent: %s",
+			    edit_refused(a->e));
+			attach_say(a, why);
+			continue;
+		}
+		if (rc == -SHIRO_ERR_NOENT) {
+			rc = attach_leave(a, SHIRO_EXIT_OK);
+			break;
+		}
+		if (rc == -SHIRO_ERR_STATE) {
+			attach_say(a,
+			    "shiro: shirod was stopped (shiro stop); this "
+			    "session ends.  Start it again with 'shiro'.");
+			rc =
+			    attach_unsent(a, edit_partial(a->e), SHIRO_EXIT_OK);
+			break;
+		}
+		if (rc == -SHIRO_ERR_TIMEOUT) {
+			attach_say(
+			    a, "shiro: shirod did not come back; giving up");
+			rc = attach_unsent(
+			    a, edit_partial(a->e), SHIRO_EXIT_UNREACHABLE);
+			break;
+		}
+		if (rc < 0) {
+			attach_say(a, "shiro: cannot read the input");
+			rc = attach_unsent(
+			    a, edit_partial(a->e), SHIRO_EXIT_FAIL);
+			break;
+		}
+		text = line;
+		while (*text == ' ' || *text == '\t')
+			text++;
+		/* The one rule of empty messages (cmd_check_text): white
+		 * space alone is no message, so nothing is sent. */
+		if (cmd_blank(text, strlen(text)))
+			continue;
+		if (*text == '/') {
+			if (attach_command(a, line + (text - line))) {
+				rc = attach_leave(a, SHIRO_EXIT_OK);
+				break;
+			}
+			continue;
+		}
+		(void)attach_send_turn(a, line, NULL);
+		if (cmd_terminated()) {
+			rc = attach_unsent(a, NULL, SHIRO_EXIT_INTERRUPTED);
+			break;
+		}
+	}
+	free(line);
+	return rc;
 }
 
 /* attach_run - the interactive session (see attach.h). */
@@ -413,8 +693,8 @@ attach_run(struct shiro *s)
 	struct attach a;
 	struct conn_handler h;
 	struct edit_waiter w;
-	char cwd[PATH_MAX], *line = NULL, banner[256];
-	const char *text;
+	char cwd[PATH_MAX], banner[256];
+	size_t k;
 	int rc;
 
 	memset(&a, 0, sizeof(a));
@@ -443,66 +723,14 @@ attach_run(struct shiro *s)
 	a.size_stale = 1;
 	attach_refresh_size(&a);
 	attach_status(&a, 1);
-	rc = SHIRO_EXIT_OK;
-	for (;;) {
-		free(line);
-		line = NULL;
-		rc = edit_read(a.e, "shiro> ", &line);
-		if (cmd_terminated()) {
-			rc = SHIRO_EXIT_INTERRUPTED;
-			break;
-		}
-		if (rc == -SHIRO_ERR_CANCELED || rc == -SHIRO_ERR_AGAIN) {
-			rc = SHIRO_EXIT_OK;
-			continue;
-		}
-		if (rc == -SHIRO_ERR_TOOBIG) {
-			attach_say(&a,
-			    "shiro: that line is too long for one "
-			    "message; it was not sent");
-			continue;
-		}
-		if (rc == -SHIRO_ERR_NOENT) {
-			rc = SHIRO_EXIT_OK;
-			break;
-		}
-		if (rc == -SHIRO_ERR_STATE) {
-			attach_say(&a,
-			    "shiro: shirod stopped; start it again "
-			    "with 'shiro'");
-			rc = SHIRO_EXIT_OK;
-			break;
-		}
-		if (rc == -SHIRO_ERR_TIMEOUT) {
-			rc = SHIRO_EXIT_UNREACHABLE;
-			break;
-		}
-		if (rc < 0) {
-			attach_say(&a, "shiro: cannot read the input");
-			rc = SHIRO_EXIT_FAIL;
-			break;
-		}
-		text = line;
-		while (*text == ' ' || *text == '\t')
-			text++;
-		if (*text == '\0')
-			continue;
-		if (*text == '/') {
-			if (attach_command(&a, line + (text - line)))
-				break;
-			continue;
-		}
-		attach_send_turn(&a, line);
-		if (cmd_terminated()) {
-			rc = SHIRO_EXIT_INTERRUPTED;
-			break;
-		}
-	}
-	free(line);
+	rc = attach_loop(&a);
 	if (a.c != NULL && !a.stopped)
 		conn_bye(a.c);
 	conn_close(&a.c);
 	edit_destroy(&a.e);
 	hist_destroy(&a.hist);
+	for (k = 0; k < a.nkept; k++)
+		free(a.kept[k].text);
+	free(a.kept);
 	return rc;
 }

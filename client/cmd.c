@@ -11,11 +11,13 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/utf8.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
 
 #include "cmd.h"
 #include "daemon.h"
+#include "helper.h"
 #include "json_out.h"
 #include "render.h"
 
@@ -68,11 +70,14 @@ cmd_catch_signals(void)
 static int
 cmd_unreachable(const struct shiro *s, const char *why)
 {
+	char *shirod = s->self_dir != NULL ? helper_path(s, "shirod") : NULL;
+
 	fprintf(stderr,
 	    "shiro: no shirod answers on %s: %s.\n"
 	    "Start one with 'shiro' (it starts shirod when none runs) or "
-	    "'shirod'; its log is %s/shirod.log.\n",
-	    s->endpoint, why, s->home);
+	    "'%s'; its log is %s/shirod.log.\n",
+	    s->endpoint, why, shirod != NULL ? shirod : "shirod", s->home);
+	free(shirod);
 	return SHIRO_EXIT_UNREACHABLE;
 }
 
@@ -132,12 +137,13 @@ cmd_key(void)
 
 /* cmd_read_stdin - all of stdin (see cmd.h). */
 char *
-cmd_read_stdin(void)
+cmd_read_stdin(size_t *lenp)
 {
 	struct buf b = BUF_INIT;
 	char chunk[65536];
 	ssize_t r;
 
+	*lenp = 0;
 	for (;;) {
 		r = read(STDIN_FILENO, chunk, sizeof(chunk));
 		if (r == 0)
@@ -175,7 +181,73 @@ cmd_read_stdin(void)
 	}
 	if (b.data == NULL)
 		return xstrdup("");
-	return buf_steal(&b, NULL);
+	return buf_steal(&b, lenp);
+}
+
+/* cmd_blank - whether text holds nothing but white space. */
+int
+cmd_blank(const char *text, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < len; k++)
+		if (text[k] != ' ' && text[k] != '\t' && text[k] != '\n' &&
+		    text[k] != '\r')
+			return 0;
+	return 1;
+}
+
+/* cmd_text_problem - cmd_check_text without the hint. */
+static int
+cmd_text_problem(
+    const char *who, const char *what, const char *text, size_t len)
+{
+	const char *nul = memchr(text, '\0', len);
+	size_t k;
+
+	if (nul != NULL) {
+		fprintf(stderr,
+		    "shiro %s: %s holds a NUL byte (at byte %zu); a message "
+		    "is text, so nothing was sent.\n",
+		    who, what, (size_t)(nul - text));
+		return SHIRO_EXIT_USAGE;
+	}
+	if (!utf8_valid(text, len)) {
+		for (k = 0; k < len; k = utf8_next(text, len, k))
+			if (utf8_char_len(text + k, len - k) == 0)
+				break;
+		fprintf(stderr,
+		    "shiro %s: %s is not UTF-8 (byte %zu is 0x%02x); nothing "
+		    "was sent.  Convert it first, e.g. with iconv -t "
+		    "UTF-8.\n",
+		    who, what, k, k < len ? (unsigned char)text[k] : 0);
+		return SHIRO_EXIT_USAGE;
+	}
+	if (cmd_blank(text, len)) {
+		fprintf(stderr,
+		    "shiro %s: the message is empty%s; nothing was sent.\n",
+		    who, len > 0 ? " (only white space)" : "");
+		return SHIRO_EXIT_USAGE;
+	}
+	if (len > MSG_MAX_TEXT) {
+		fprintf(stderr,
+		    "shiro %s: the text is over %u bytes, the most one "
+		    "message holds; split it.\n",
+		    who, MSG_MAX_TEXT);
+		return SHIRO_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* cmd_check_text - whether text may be sent as a message (see cmd.h). */
+int
+cmd_check_text(const char *who, const char *what, const char *text, size_t len)
+{
+	int rc = cmd_text_problem(who, what, text, len);
+
+	if (rc != 0)
+		fprintf(stderr, "Run 'shiro %s --help' for the usage.\n", who);
+	return rc;
 }
 
 /* cmd_error_exit - the exit code for an ERROR answer's code. */
@@ -203,8 +275,10 @@ cmd_print_error(const struct shiro *s, const struct msg *m)
 		printf("%s\n", b.data);
 		fflush(stdout);
 	}
-	fprintf(
-	    stderr, "shiro: shirod refused the request (%s): %s\n", code, text);
+	buf_reset(&b);
+	buf_printf(
+	    &b, "shiro: shirod refused the request (%s): %s\n", code, text);
+	render_puts(stderr, b.data);
 	buf_free(&b);
 	return cmd_error_exit(code);
 }
@@ -233,12 +307,13 @@ cmd_cwd(void)
 	return xstrdup(cwd);
 }
 
-/* cmd_new_send - a SEND of text as kind; turn says whether to reply. */
+/* cmd_new_send - a SEND of text as kind; turn says whether to reply;
+ * key is the idempotency key (NULL: a fresh one). */
 struct msg *
-cmd_new_send(const char *kind, const char *text, int turn)
+cmd_new_send(const char *kind, const char *text, int turn, const char *key)
 {
 	struct msg *m;
-	char *cwd, *key;
+	char *cwd, *fresh = NULL;
 
 	m = msg_new(MSG_SEND);
 	msg_set_str(m, "text", text);
@@ -246,11 +321,12 @@ cmd_new_send(const char *kind, const char *text, int turn)
 	cwd = cmd_cwd();
 	if (cwd != NULL && strlen(cwd) <= 4096)
 		msg_set_str(m, "cwd", cwd);
-	key = cmd_key();
+	if (key == NULL)
+		key = fresh = cmd_key();
 	msg_set_str(m, "key", key);
 	msg_set_bool(m, "turn", turn);
 	free(cwd);
-	free(key);
+	free(fresh);
 	return m;
 }
 
@@ -313,12 +389,17 @@ out:
 	return rc;
 }
 
-/* cmd_flush - write b to stdout; the exit code. */
+/* cmd_flush - write b to stdout, escaped (render_escape); the exit
+ * code. */
 static int
 cmd_flush(struct buf *b)
 {
-	if (b->len > 0)
-		fwrite(b->data, 1, b->len, stdout);
+	struct buf safe = BUF_INIT;
+
+	render_escape(&safe, b->data != NULL ? b->data : "", b->len);
+	if (safe.len > 0)
+		fwrite(safe.data, 1, safe.len, stdout);
+	buf_free(&safe);
 	return fflush(stdout) == 0 && !ferror(stdout) ? SHIRO_EXIT_OK
 						      : SHIRO_EXIT_FAIL;
 }
@@ -329,7 +410,6 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 {
 	struct msg *req = NULL, *ans = NULL;
 	struct buf b = BUF_INIT;
-	struct json_out j;
 	uint64_t id = 0;
 	int rc;
 
@@ -340,7 +420,7 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 		    MSG_MAX_TEXT);
 		return SHIRO_EXIT_USAGE;
 	}
-	req = cmd_new_send(kind, text, 0);
+	req = cmd_new_send(kind, text, 0, NULL);
 	rc = cmd_ask(s, 1, &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;
@@ -354,8 +434,8 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 		goto out;
 	}
 	if (s->json) {
-		json_out_init(&j, &b);
-		json_out_val(&j, msg_body(ans));
+		/* The ACK as -p --json shows it: {"ev":"ack","rid":..}. */
+		render_event_json(&b, ans);
 		buf_addc(&b, '\n');
 	} else {
 		buf_printf(&b, "%llu\n", (unsigned long long)id);
@@ -384,7 +464,12 @@ cmd_query(const struct shiro *s, const struct cmd_query *q)
 	}
 	if (q->type == MSG_LOG && q->has_tail)
 		msg_set_int(req, "tail", (int64_t)q->tail);
-	rc = cmd_ask(s, 0, &req, &ans);
+	/* The commands that read the chat start a daemon as send does, so
+	 * they answer the same whether or not one ran; status and stop are
+	 * about the daemon itself and never start one. */
+	rc = cmd_ask(s,
+	    q->type == MSG_MEMORY || q->type == MSG_ZOOM || q->type == MSG_LOG,
+	    &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;
 	if (msg_type(ans) == MSG_REPLY)

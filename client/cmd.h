@@ -34,18 +34,34 @@ int cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
 /* How long a one-shot request may wait for its answer from a live daemon. */
 #define CMD_REQUEST_MS 30000
 
-/* cmd_new_send - a SEND of text as kind (a fresh key, the working
- * directory); turn asks for a turn. */
-struct msg *cmd_new_send(const char *kind, const char *text, int turn);
+/* cmd_new_send - a SEND of text as kind with the working directory;
+ * turn asks for a turn; key is its idempotency key (NULL: a fresh one). */
+struct msg *cmd_new_send(
+    const char *kind, const char *text, int turn, const char *key);
 
 /* cmd_key - a fresh idempotency key for a SEND (caller frees). */
 char *cmd_key(void);
 
 /*
  * cmd_read_stdin - all of stdin as a string without its last newline
- * (caller frees), or NULL after saying why (too long, unreadable).
+ * (caller frees) and its length in *lenp (a NUL byte in it is kept, for
+ * cmd_check_text to refuse), or NULL after saying why (too long,
+ * unreadable).
  */
-char *cmd_read_stdin(void);
+char *cmd_read_stdin(size_t *lenp);
+
+/* cmd_blank - whether text[0..len) is empty or only white space. */
+int cmd_blank(const char *text, size_t len);
+
+/*
+ * cmd_check_text - the one rule for the text of a message, from the
+ * command line, stdin or the attached prompt: it is UTF-8 without a NUL
+ * byte, at most MSG_MAX_TEXT bytes, and not empty nor only white space.
+ * Returns 0, or SHIRO_EXIT_USAGE after saying on stderr what is wrong
+ * with what ("the text", "the text on stdin"), as "shiro who: ...".
+ */
+int cmd_check_text(
+    const char *who, const char *what, const char *text, size_t len);
 
 /* cmd_send - append text as kind without a turn; prints its id. */
 int cmd_send(const struct shiro *s, const char *kind, const char *text);
@@ -73,6 +89,10 @@ struct cmd_turn {
 	int thought; /* thinking was shown on stderr, no newline yet */
 	const char *text; /* borrowed: the turn's message */
 	int echoed; /* its "message" event was seen */
+	/* The SEND's idempotency key: set before cmd_turn to send a message
+	 * again under the key it had (the daemon logs it once), or left
+	 * empty for cmd_turn to make a fresh one, which it leaves here. */
+	char key[40];
 };
 
 /*

@@ -11,6 +11,7 @@
 #include "proto/zsock.h"
 
 #include "conn.h"
+#include "render.h"
 #include "shiro.h"
 
 /* conn_daemon_gone - whether the daemon's process is known to be gone. */
@@ -87,9 +88,12 @@ conn_handle(
 			c->handler.event(c->handler.arg, m);
 		} else if (t == MSG_ERROR) {
 			const char *text = "";
+			struct buf b = BUF_INIT;
 
 			(void)msg_get_str(m, "text", &text, NULL);
-			log_warnx("shirod: %s", text);
+			render_printf(&b, "shirod: %s", text);
+			log_warnx("%s", b.data);
+			buf_free(&b);
 		}
 		break;
 	default:
@@ -337,10 +341,14 @@ conn_open(const char *endpoint, int dead_ms, uint64_t last_seq,
 		goto out;
 	if (msg_type(welcome) == MSG_ERROR) {
 		const char *code = "", *text = "";
+		struct buf b = BUF_INIT;
 
 		(void)msg_get_str(welcome, "code", &code, NULL);
 		(void)msg_get_str(welcome, "text", &text, NULL);
-		log_warnx("shirod refused this client (%s): %s", code, text);
+		render_printf(
+		    &b, "shirod refused this client (%s): %s", code, text);
+		log_warnx("%s", b.data);
+		buf_free(&b);
 		rc = -SHIRO_ERR_PROTO;
 		goto out;
 	}

@@ -17,6 +17,7 @@
 
 #include "daemon.h"
 #include "helper.h"
+#include "render.h"
 
 /*
  * The exit status with which shirod says that another shirod already
@@ -62,9 +63,20 @@ daemon_sleep_ms(long ms)
 		;
 }
 
-/* daemon_log_tail - print the last lines of the daemon's log. */
+/* daemon_log_size - the size of the daemon's log now (0 if none). */
+static off_t
+daemon_log_size(const char *log_path)
+{
+	struct stat st;
+
+	return stat(log_path, &st) == 0 ? st.st_size : 0;
+}
+
+/* daemon_log_tail - print the end of what the daemon wrote to its log
+ * after byte from (where the log ended when it was started), so that
+ * lines of earlier runs are not taken for this one's. */
 static void
-daemon_log_tail(const char *log_path)
+daemon_log_tail(const char *log_path, off_t from)
 {
 	char chunk[2048];
 	ssize_t r;
@@ -75,17 +87,22 @@ daemon_log_tail(const char *log_path)
 	if (fd < 0)
 		return;
 	size = lseek(fd, 0, SEEK_END);
-	if (size > (off_t)sizeof(chunk) - 1)
-		(void)lseek(fd, size - (off_t)sizeof(chunk) + 1, SEEK_SET);
-	else
-		(void)lseek(fd, 0, SEEK_SET);
+	if (size < from)
+		from = 0; /* the log was replaced meanwhile */
+	if (size - from > (off_t)sizeof(chunk) - 1)
+		from = size - (off_t)sizeof(chunk) + 1;
+	(void)lseek(fd, from, SEEK_SET);
 	r = read(fd, chunk, sizeof(chunk) - 1);
 	close(fd);
-	if (r <= 0)
+	if (r <= 0) {
+		fprintf(stderr, "It wrote nothing to %s.\n", log_path);
 		return;
+	}
 	chunk[r] = '\0';
-	fprintf(stderr, "The end of %s:\n%s%s", log_path, chunk,
-	    chunk[r - 1] == '\n' ? "" : "\n");
+	fprintf(stderr, "What it wrote to %s:\n", log_path);
+	render_puts(stderr, chunk);
+	if (chunk[r - 1] != '\n')
+		fputc('\n', stderr);
 }
 
 /* daemon_spawn - fork and exec shirod in its own session; 0 and *pidp. */
@@ -148,6 +165,7 @@ daemon_start(const struct shiro *s)
 {
 	char *prog = NULL, *log_path = NULL;
 	pid_t pid = -1;
+	off_t log_from;
 	int rc, status, waited = 0, lost_race = 0;
 	long slept = 0, step = 10;
 
@@ -171,6 +189,7 @@ daemon_start(const struct shiro *s)
 		goto out;
 	}
 	log_path = xasprintf("%s/shirod.log", s->home);
+	log_from = daemon_log_size(log_path);
 	rc = daemon_spawn(s, prog, log_path, &pid);
 	if (rc < 0)
 		goto out;
@@ -191,10 +210,11 @@ daemon_start(const struct shiro *s)
 						      : "signal",
 				    WIFEXITED(status) ? WEXITSTATUS(status)
 						      : WTERMSIG(status));
-				daemon_log_tail(log_path);
+				daemon_log_tail(log_path, log_from);
 				fprintf(stderr,
-				    "Fix what the log says, or run shirod "
-				    "yourself to see it.\n");
+				    "Fix what the log says, or run %s "
+				    "yourself to see it.\n",
+				    prog);
 				rc = -SHIRO_ERR_FAILED;
 				goto out;
 			}
@@ -209,8 +229,8 @@ daemon_start(const struct shiro *s)
 	fprintf(stderr, "shiro: %s did not open its socket %s within %d s.\n",
 	    lost_race ? "the shirod that owns this home" : "the new shirod",
 	    s->sock_path, SHIRO_START_MS / 1000);
-	daemon_log_tail(log_path);
-	fprintf(stderr, "See %s, or run shirod yourself.\n", log_path);
+	daemon_log_tail(log_path, log_from);
+	fprintf(stderr, "See %s, or run %s yourself.\n", log_path, prog);
 	rc = -SHIRO_ERR_TIMEOUT;
 out:
 	free(prog);

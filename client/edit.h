@@ -40,11 +40,24 @@ int edit_is_tty(const struct edit *e);
 
 /*
  * edit_read - the next line without its newline in *linep (caller
- * frees).  Returns 0; -SHIRO_ERR_NOENT at the end of the input;
- * -SHIRO_ERR_CANCELED when Ctrl-C discarded the line; -SHIRO_ERR_TOOBIG
- * for a line over EDIT_LINE_MAX (skipped); or the waiter's error.
+ * frees).  On a terminal a paste (bracketed paste) goes into the line
+ * whole, newlines included, so a pasted block is one line.  Returns 0;
+ * -SHIRO_ERR_NOENT at the end of the input; -SHIRO_ERR_CANCELED when
+ * Ctrl-C discarded the line; -SHIRO_ERR_TOOBIG for a line over
+ * EDIT_LINE_MAX (skipped); -SHIRO_ERR_INVAL for a line that holds a
+ * NUL byte or bytes that are not UTF-8 (edit_refused says which); or
+ * the waiter's error (edit_partial then gives what was half typed).
  */
 int edit_read(struct edit *e, const char *prompt, char **linep);
+
+/* edit_refused - why edit_read last returned -SHIRO_ERR_INVAL. */
+const char *edit_refused(const struct edit *e);
+
+/*
+ * edit_partial - the line that was being typed when edit_read last
+ * failed with the waiter's error, or NULL; valid until the next read.
+ */
+const char *edit_partial(const struct edit *e);
 
 /*
  * edit_print - print text (one or more lines) above the line being

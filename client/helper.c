@@ -7,34 +7,34 @@
 #include <unistd.h>
 
 #include "proto/buf.h"
+#include "proto/path.h"
 #include "proto/xmalloc.h"
 
 #include "helper.h"
+
+/* helper_path - the path of helper name, or NULL (see helper.h). */
+char *
+helper_path(const struct shiro *s, const char *name)
+{
+	return path_program(
+	    s->self_dir, getenv("SHIRO_LIBEXEC"), name, NULL, 0);
+}
 
 /* helper_find - the path of helper name, or NULL (see helper.h). */
 char *
 helper_find(const struct shiro *s, const char *name)
 {
-	const char *libexec = getenv("SHIRO_LIBEXEC");
-	char *path;
+	char where[2048], *path;
 
-	if (libexec != NULL && libexec[0] != '\0') {
-		path = xasprintf("%s/%s", libexec, name);
-		if (access(path, X_OK) == 0)
-			return path;
-		free(path);
-	}
-	path = xasprintf("%s/%s", s->self_dir, name);
-	if (access(path, X_OK) == 0)
+	path = path_program(
+	    s->self_dir, getenv("SHIRO_LIBEXEC"), name, where, sizeof(where));
+	if (path != NULL)
 		return path;
-	free(path);
 	fprintf(stderr,
-	    "shiro: the helper program %s was not found in %s%s%s.\n"
-	    "Build it (make) or install it next to shiro, or point "
+	    "shiro: the helper program %s was not found in %s.\n"
+	    "Build it (make) or install shiro (make install), or point "
 	    "SHIRO_LIBEXEC at the directory that holds it.\n",
-	    name, s->self_dir,
-	    libexec != NULL && libexec[0] != '\0' ? " nor in " : "",
-	    libexec != NULL && libexec[0] != '\0' ? libexec : "");
+	    name, where);
 	return NULL;
 }
 

@@ -3,7 +3,9 @@
  * shiro-store, shiro-jail, shiro-tool-worker).
  *
  * A helper is looked for in $SHIRO_LIBEXEC when that is set, then next
- * to the shiro binary itself, so an uninstalled build/ tree works.
+ * to the running binary (a build/ tree), then where make install puts
+ * it (proto/path.h): PREFIX/libexec/shiro for shiro in PREFIX/bin, and
+ * PREFIX/bin (shirod) for shiro-client in PREFIX/libexec/shiro.
  */
 #ifndef SHIRO_CLIENT_HELPER_H
 #define SHIRO_CLIENT_HELPER_H
@@ -15,6 +17,9 @@
  * printing where it was looked for and what to do.
  */
 char *helper_find(const struct shiro *s, const char *name);
+
+/* helper_path - the same without a word when it is missing. */
+char *helper_path(const struct shiro *s, const char *name);
 
 /*
  * helper_exec - replace this process with helper name and argv (argv[0]

@@ -66,6 +66,13 @@ json_out_quote(struct buf *b, const char *s, size_t len)
 				buf_adds(b, "\\ufffd");
 				break;
 			}
+			if (n == 2 && c == 0xc2 && p[i + 1] < 0xa0) {
+				/* A C1 control (U+0080-U+009F) is escaped
+				 * too: terminals act on it as on ESC. */
+				buf_printf(b, "\\u%04x", p[i + 1]);
+				i += n;
+				continue;
+			}
 			buf_add(b, p + i, n);
 			i += n;
 			continue;

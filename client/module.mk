@@ -38,6 +38,12 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
     $(CLIENT_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
+# The client's scripts run the programs of the build being checked (the
+# sanitizer build under make asan).
+export SHIRO_BIN = $(BUILD)/shiro
 SCRIPT_TESTS += tests/test_client_cli.sh
 SCRIPT_TESTS += tests/test_client_daemon.sh
 SCRIPT_TESTS += tests/test_client_turn.sh
+# The first run through a pseudo-terminal, the commands a new user meets,
+# make deps run; make install into temporary directories.
+SCRIPT_TESTS += tests/test_client_first.py tests/test_install.sh

@@ -1,15 +1,88 @@
 #include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "proto/utf8.h"
 
 #include "json_out.h"
 #include "render.h"
+
+/* render_escape - s with every control shown as text (see render.h). */
+void
+render_escape(struct buf *out, const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0, n, run;
+
+	while (i < len) {
+		/* Copy the longest run of plain characters at once. */
+		for (run = i; run < len && p[run] >= 0x20 && p[run] < 0x7f;
+		     run++)
+			;
+		if (run > i) {
+			buf_add(out, p + i, run - i);
+			i = run;
+			continue;
+		}
+		if (p[i] == '\n' || p[i] == '\t') {
+			buf_addc(out, (char)p[i]);
+			i++;
+		} else if (p[i] < 0x20) {
+			buf_addc(out, '^');
+			buf_addc(out, (char)(p[i] + 0x40));
+			i++;
+		} else if (p[i] == 0x7f) {
+			buf_adds(out, "^?");
+			i++;
+		} else if ((n = utf8_char_len(s + i, len - i)) == 0) {
+			buf_printf(out, "\\x%02x", p[i]);
+			i++;
+		} else if (n == 2 && p[i] == 0xc2 && p[i + 1] < 0xa0) {
+			/* C1 controls (U+0080-U+009F) drive terminals too. */
+			buf_adds(out, "M-^");
+			buf_addc(out, (char)(p[i + 1] - 0x80 + 0x40));
+			i += 2;
+		} else {
+			buf_add(out, p + i, n);
+			i += n;
+		}
+	}
+}
+
+/* render_printf - formatted, then escaped, onto out (see render.h). */
+void
+render_printf(struct buf *out, const char *fmt, ...)
+{
+	struct buf raw = BUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	buf_vprintf(&raw, fmt, ap);
+	va_end(ap);
+	render_escape(out, raw.data != NULL ? raw.data : "", raw.len);
+	buf_add(out, "", 0); /* a C string even when empty */
+	buf_free(&raw);
+}
+
+/* render_puts - s, escaped, to f (see render.h). */
+void
+render_puts(FILE *f, const char *s)
+{
+	struct buf b = BUF_INIT;
+
+	render_escape(&b, s, strlen(s));
+	if (b.len > 0)
+		fwrite(b.data, 1, b.len, f);
+	buf_free(&b);
+}
 
 /* render_size - a byte count as the status line shows it. */
 void
 render_size(struct buf *out, uint64_t bytes)
 {
 	if (bytes < 1000)
-		buf_printf(out, "%" PRIu64, bytes);
+		buf_printf(out, "%" PRIu64 "B", bytes);
 	else if (bytes < 10000)
 		buf_printf(out, "%" PRIu64 ".%" PRIu64 "K", bytes / 1000,
 		    bytes % 1000 / 100);

@@ -10,15 +10,35 @@
 #define SHIRO_CLIENT_RENDER_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "proto/buf.h"
 #include "proto/msg.h"
 
-/* The view's ceiling when the daemon does not say (spec 003). */
+/* The view's ceiling when the daemon does not say (docs/memory.md). */
 #define RENDER_CEILING 128000
 
 /*
- * render_size - a byte count the way the status line shows it: "812",
+ * render_escape - append s[0..len) with every character that could drive
+ * a terminal shown as text instead: C0 controls but newline and tab as
+ * ^X (ESC is ^[), DEL as ^?, C1 controls (U+0080-U+009F) as M-^X, and a
+ * byte that is not UTF-8 as \xHH.  Plain text passes unchanged.  What
+ * the client prints of the chat (messages, summaries, tool output,
+ * errors) goes through it, so chat content never reaches the terminal
+ * as control sequences.
+ */
+void render_escape(struct buf *out, const char *s, size_t len);
+
+/* render_printf - the formatted text through render_escape onto out
+ * (out->data is a C string afterwards, even when empty). */
+void render_printf(struct buf *out, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* render_puts - s (a C string) through render_escape, to f. */
+void render_puts(FILE *f, const char *s);
+
+/*
+ * render_size - a byte count the way the status line shows it: "812B",
  * "3.4K" under ten thousand, "12K", "1.2M" (K = 1000 bytes).
  */
 void render_size(struct buf *out, uint64_t bytes);

@@ -2,8 +2,10 @@
  * shiro - the client of shirod: attach to the chat, send messages, ask
  * about the memory, and run the helper programs.  See docs/client.md.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <langinfo.h>
 #include <limits.h>
 #include <locale.h>
 #include <pwd.h>
@@ -17,6 +19,7 @@
 #include "proto/buf.h"
 #include "proto/log.h"
 #include "proto/msg.h"
+#include "proto/path.h"
 #include "proto/xmalloc.h"
 
 #include "attach.h"
@@ -71,7 +74,7 @@ static const char shiro_help[] =
     "  status    the daemon's state: messages, view sizes, workers, queues\n"
     "  memory    the status and every line of the view; memory zoom ID N\n"
     "  zoom      the messages or summaries under node ID+N\n"
-    "  log       the daemon's recent log lines\n"
+    "  log       the chat's latest messages\n"
     "  stop      stop the daemon\n"
     "  fsck      check (and repair) the chat on disk        (shiro-store)\n"
     "  export    write the chat as the gist's files          (shiro-store)\n"
@@ -135,6 +138,7 @@ enum {
 	OPT_NET,
 	OPT_WORKSPACE,
 	OPT_TIMEOUT,
+	OPT_LIST,
 };
 
 /* shiro_global_opt - apply a global option; 1 if c was one. */
@@ -171,6 +175,89 @@ shiro_global_opt(struct shiro *s, int c, const char *arg)
 	}
 
 /*
+ * shiro_is_option - whether arg is written as an option: "--" or "-"
+ * followed by a letter.  "- a list item", "-5 degrees", "-" and "--->"
+ * are text, so a message may start with a dash.
+ */
+static int
+shiro_is_option(const char *arg)
+{
+	if (arg[0] != '-')
+		return 0;
+	if (arg[1] == '-')
+		return isalpha((unsigned char)arg[2]) != 0;
+	return isalpha((unsigned char)arg[1]) != 0;
+}
+
+/*
+ * shiro_takes_value - whether the option arg ("--name", a unique
+ * abbreviation, not "--name=value") takes the next argument as its value.
+ */
+static int
+shiro_takes_value(const char *arg, const struct option *longopts)
+{
+	const char *name = arg + 2;
+	const struct option *o, *hit = NULL;
+	size_t len = strcspn(name, "=");
+	int n = 0;
+
+	if (arg[1] != '-' || name[len] == '=')
+		return 0;
+	for (o = longopts; o->name != NULL; o++) {
+		if (strncmp(o->name, name, len) != 0)
+			continue;
+		hit = o;
+		n++;
+		if (strlen(o->name) == len) {
+			n = 1;
+			break;
+		}
+	}
+	return n == 1 && hit->has_arg == required_argument;
+}
+
+/*
+ * shiro_order_args - move the options in argv[1..argc), each with its
+ * value, before the operands, keeping the order of each; a "--" ends the
+ * options and is put between the two.  With stop_at_operand everything
+ * from the first operand on is an operand.  Returns the index of the
+ * first operand: getopt parses argv[0..that) and nothing after it.
+ */
+static int
+shiro_order_args(
+    int argc, char **argv, const struct option *longopts, int stop_at_operand)
+{
+	char **opts, **ops;
+	int k, nopt = 0, nops = 0, dashdash = 0;
+
+	if (argc <= 1)
+		return argc;
+	opts = xcalloc((size_t)argc, sizeof(*opts));
+	ops = xcalloc((size_t)argc, sizeof(*ops));
+	for (k = 1; k < argc; k++) {
+		if (dashdash || (stop_at_operand && nops > 0)) {
+			ops[nops++] = argv[k];
+		} else if (strcmp(argv[k], "--") == 0) {
+			dashdash = 1;
+		} else if (!shiro_is_option(argv[k])) {
+			ops[nops++] = argv[k];
+		} else {
+			opts[nopt++] = argv[k];
+			if (shiro_takes_value(argv[k], longopts) &&
+			    k + 1 < argc)
+				opts[nopt++] = argv[++k];
+		}
+	}
+	memcpy(argv + 1, opts, (size_t)nopt * sizeof(*argv));
+	if (dashdash)
+		argv[1 + nopt] = "--";
+	memcpy(argv + 1 + nopt + dashdash, ops, (size_t)nops * sizeof(*argv));
+	free(opts);
+	free(ops);
+	return 1 + nopt + dashdash;
+}
+
+/*
  * shiro_parse - parse a command's options with longopts (the global ones
  * are always understood); handle calls back for the others and returns
  * 0, -1 for an option it does not take, or an exit code after saying
@@ -187,17 +274,17 @@ shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
 	size_t n = 0, k;
 	const struct option global[] = {SHIRO_GLOBAL_LONGOPTS};
 	char bad[64];
-	int c, rc;
+	int c, rc, first;
 
 	for (k = 0; k < sizeof(global) / sizeof(global[0]); k++)
 		longopts[n++] = global[k];
 	for (k = 0; extra != NULL && extra[k].name != NULL && n < 23; k++)
 		longopts[n++] = extra[k];
 	memset(&longopts[n], 0, sizeof(longopts[n]));
+	first = shiro_order_args(argc, argv, longopts, stop_at_operand);
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, stop_at_operand ? "+h" : "h",
-		    longopts, NULL)) != -1) {
+	while ((c = getopt_long(first, argv, "+h", longopts, NULL)) != -1) {
 		if (c == 'h')
 			return shiro_cmd_help(cmd);
 		if (shiro_global_opt(s, c, optarg))
@@ -209,7 +296,9 @@ shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
 				snprintf(
 				    bad, sizeof(bad), "%s", argv[optind - 1]);
 			return shiro_usage_error(cmd->name,
-			    "the option %s is unknown or lacks its value", bad);
+			    "the option %s is unknown or lacks its value (text "
+			    "that starts with '-' goes after '--')",
+			    bad);
 		}
 		rc = handle != NULL ? handle(arg, c, optarg) : -1;
 		if (rc > 0)
@@ -219,6 +308,7 @@ shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
 			    "the option %s is not understood here",
 			    argv[optind - 1]);
 	}
+	optind = first;
 	return -1;
 }
 
@@ -255,24 +345,32 @@ shiro_join(int argc, char **argv)
 	return buf_steal(&b, NULL);
 }
 
-/* shiro_text - the operands, or stdin when there are none. */
+/*
+ * shiro_text - the operands, or stdin when there are none, checked by
+ * cmd_check_text; NULL after saying why (exit 2).
+ */
 static char *
 shiro_text(const char *cmd, int argc, char **argv)
 {
+	const char *what = "the text";
 	char *text;
+	size_t len;
 
-	if (argc > 0)
-		return shiro_join(argc, argv);
-	if (isatty(STDIN_FILENO)) {
-		shiro_usage_error(cmd,
-		    "give the text as arguments or on "
-		    "stdin");
+	if (argc > 0) {
+		text = shiro_join(argc, argv);
+		len = strlen(text);
+	} else if (isatty(STDIN_FILENO)) {
+		shiro_usage_error(
+		    cmd, "give the text as arguments or on stdin");
 		return NULL;
+	} else {
+		what = "the text on stdin";
+		text = cmd_read_stdin(&len);
+		if (text == NULL)
+			return NULL;
 	}
-	text = cmd_read_stdin();
-	if (text != NULL && text[0] == '\0') {
+	if (cmd_check_text(cmd, what, text, len) != 0) {
 		free(text);
-		shiro_usage_error(cmd, "the text on stdin is empty");
 		return NULL;
 	}
 	return text;
@@ -605,27 +703,49 @@ shiro_run_doctor(struct shiro *s, int argc, char **argv)
 	return jrc != 0 ? jrc : mrc;
 }
 
-/* shiro_run_tool - shiro tool NAME JSON [--workspace DIR]. */
+/* shiro_tool_opt - the options of tool: --workspace DIR, --list. */
+static int
+shiro_tool_opt(void *arg, int c, const char *optarg)
+{
+	struct shiro_pass *p = arg;
+
+	if (c != OPT_LIST)
+		return shiro_pass_opt(arg, c, optarg);
+	p->gist = "--list"; /* the one flag tool keeps here */
+	return 0;
+}
+
+/* shiro_run_tool - shiro tool NAME JSON [--workspace DIR] | --list. */
 static int
 shiro_run_tool(struct shiro *s, int argc, char **argv)
 {
 	static const struct option opts[] = {
 	    {"workspace", required_argument, NULL, OPT_WORKSPACE},
-	    {NULL, 0, NULL, 0}};
+	    {"list", no_argument, NULL, OPT_LIST}, {NULL, 0, NULL, 0}};
 	struct shiro_pass p = {NULL, 0, NULL}, ws = {NULL, 0, NULL};
 	int rc, k;
 
 	rc = shiro_parse(
-	    s, shiro_find("tool"), argc, argv, opts, shiro_pass_opt, &ws, 0);
+	    s, shiro_find("tool"), argc, argv, opts, shiro_tool_opt, &ws, 0);
 	if (rc >= 0)
 		goto out;
+	shiro_pass_add(&p, NULL);
+	if (ws.gist != NULL) {
+		if (argc - optind != 0 || ws.argc != 0) {
+			rc = shiro_usage_error(
+			    "tool", "--list takes no other argument");
+			goto out;
+		}
+		shiro_pass_add(&p, "--list");
+		rc = helper_exec(s, "shiro-tool-worker", p.argv);
+		goto out;
+	}
 	if (argc - optind != 2) {
 		rc = shiro_usage_error("tool",
 		    "give the tool's NAME and its arguments as one JSON "
-		    "object");
+		    "object ('shiro tool --list' lists the tools)");
 		goto out;
 	}
-	shiro_pass_add(&p, NULL);
 	shiro_pass_add(&p, "--once");
 	shiro_pass_add(&p, argv[optind]);
 	shiro_pass_add(&p, argv[optind + 1]);
@@ -669,6 +789,9 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"or note, without starting a turn, and prints the message's id once\n"
 	"it is on disk.  The same key is sent again on a retry, so a message\n"
 	"is never logged twice.  --json prints the daemon's answer as JSON.\n"
+	"A message is UTF-8 text: one that is empty, only white space, or\n"
+	"holds a NUL byte is refused (exit 2).  Text may start with a dash\n"
+	"('- a list item'); after -- nothing is an option.\n"
 	"Starts shirod when none runs (unless --no-start).\n"},
     {"status", SHIRO_DAEMON_CMD(shiro_run_simple), "status [--json]",
 	"Prints the daemon's state: the number of messages, the sizes of the\n"
@@ -681,21 +804,26 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"Prints the status and every line of the view, oldest first, each as\n"
 	"ID+N|summary.  'memory zoom ID N' is 'shiro zoom ID N'.\n"
 	"--json prints the document as one JSON object.\n"
-	"Never starts shirod: exit code 3 when none runs.\n"},
+	"Starts shirod when none runs (unless --no-start), as send does.\n"},
     {"zoom", SHIRO_DAEMON_CMD(shiro_run_zoom), "zoom [--json] ID N",
 	"Prints what node ID+N covers: its two halves' summaries, or the\n"
 	"message itself when N is 1.  N is a power of two and ID a multiple\n"
 	"of it, as in the view's ID+N names.  --json prints one JSON object.\n"
-	"Never starts shirod: exit code 3 when none runs.\n"},
+	"Starts shirod when none runs (unless --no-start), as send does.\n"},
     {"log", SHIRO_DAEMON_CMD(shiro_run_log), "log [--tail N] [--json]",
-	"Prints the daemon's recent log lines (the last N with --tail).\n"
-	"--json prints one JSON object.  Never starts shirod.\n"},
+	"Prints the chat's latest messages, word for word, oldest first (the\n"
+	"last N with --tail; by default as many as the daemon gives).\n"
+	"--json prints one JSON object.  Starts shirod when none runs\n"
+	"(unless --no-start), as send does.\n"},
     {"stop", SHIRO_DAEMON_CMD(shiro_run_simple), "stop [--json]",
 	"Asks the daemon to stop: it finishes writing, closes the store and\n"
 	"exits.  Attached clients are told.  Never starts shirod.\n"},
     {"fsck", shiro_run_store, "fsck [--repair]",
-	"Checks the chat on disk (messages, tree, view) with shiro-store;\n"
-	"--repair fixes what can be fixed.  Run it while shirod is stopped.\n"},
+	"Checks the chat on disk (messages, tree, view) with shiro-store and\n"
+	"reports damage only.  On a home a running shirod owns it checks\n"
+	"what was on disk when it began (docs/store.md says what that\n"
+	"covers); --repair fixes what can be fixed, while shirod is "
+	"stopped.\n"},
     {"export", shiro_run_store, "export --gist DIR",
 	"Writes the chat into DIR in the gist's layout (messages and tree\n"
 	"as JSONL files), with shiro-store.\n"},
@@ -714,10 +842,10 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"serves turns and compactions with this environment and config.json,\n"
 	"and whether its endpoint answers (shirod --doctor).  --json prints\n"
 	"one object: {\"jail\": ..., \"models\": ..., \"ok\": ...}.\n"},
-    {"tool", shiro_run_tool, "tool NAME JSON [--workspace DIR]",
+    {"tool", shiro_run_tool, "tool NAME JSON [--workspace DIR] | tool --list",
 	"Runs one call of tool NAME with the arguments JSON (an object) the\n"
 	"way the model's calls run, with shiro-tool-worker --once, and prints\n"
-	"its result.\n"},
+	"its result.  --list prints every tool with its arguments' schema.\n"},
     {"help", shiro_run_help, "help [COMMAND]",
 	"Prints the help of COMMAND, or the list of commands.\n"},
 };
@@ -751,9 +879,8 @@ shiro_abs(const char *path)
 static int
 shiro_resolve(struct shiro *s)
 {
-	const char *env, *slash;
-	char exe[PATH_MAX], *home;
-	ssize_t r;
+	const char *env;
+	char *home;
 	struct passwd *pw;
 
 	if (s->home == NULL) {
@@ -789,16 +916,7 @@ shiro_resolve(struct shiro *s)
 	}
 	if (strncmp(s->endpoint, "ipc://", 6) == 0)
 		s->sock_path = xstrdup(s->endpoint + 6);
-	r = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (r > 0) {
-		exe[r] = '\0';
-		slash = strrchr(exe, '/');
-		s->self_dir = slash != NULL && slash != exe
-		    ? xstrndup(exe, (size_t)(slash - exe))
-		    : xstrdup("/");
-	} else {
-		s->self_dir = xstrdup(".");
-	}
+	s->self_dir = path_self_dir(NULL);
 	return -1;
 }
 
@@ -851,12 +969,13 @@ shiro_front_exec(struct shiro *s, int argc, char **argv)
 
 	(void)argc;
 	(void)argv;
-	path = xasprintf("%s/shiro-client", s->self_dir);
+	path = helper_find(s, "shiro-client");
+	if (path == NULL)
+		return SHIRO_EXIT_NO_HELPER;
 	execv(path, shiro_argv);
 	fprintf(stderr,
 	    "shiro: cannot run %s: %s\n"
-	    "It is part of shiro and belongs next to this program; run "
-	    "'make' again or reinstall shiro.\n",
+	    "It is part of shiro; run 'make' again or reinstall shiro.\n",
 	    path, strerror(errno));
 	free(path);
 	return SHIRO_EXIT_NO_HELPER;
@@ -884,13 +1003,20 @@ main(int argc, char **argv)
 	shiro_argv = argv;
 #endif
 	setlocale(LC_CTYPE, "");
+	/* Messages are UTF-8: in the plain C locale (no LANG set) the line
+	 * editor would take every non-ASCII key for a bad byte. */
+	if (strcmp(nl_langinfo(CODESET), "ANSI_X3.4-1968") == 0)
+		(void)setlocale(LC_CTYPE, "C.UTF-8");
 	log_init("shiro", LOG_LEVEL_WARN);
 	signal(SIGPIPE, SIG_IGN);
 	memset(&s, 0, sizeof(s));
 	s.autostart = 1;
 	s.dead_ms = SHIRO_DEAD_MS;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+hp", longopts, NULL)) != -1) {
+	/* The global options end at the command, or at text such as
+	 * "- a list item" that only starts with a dash. */
+	while (optind < argc && shiro_is_option(argv[optind]) &&
+	    (c = getopt_long(argc, argv, "+hp", longopts, NULL)) != -1) {
 		if (shiro_global_opt(&s, c, optarg))
 			continue;
 		switch (c) {
@@ -917,10 +1043,16 @@ main(int argc, char **argv)
 				snprintf(
 				    bad, sizeof(bad), "%s", argv[optind - 1]);
 			rc = shiro_usage_error(NULL,
-			    "the option %s is unknown or lacks its value", bad);
+			    "the option %s is unknown or lacks its value (text "
+			    "that starts with '-' goes after '--')",
+			    bad);
 			goto out;
 		}
 	}
+	/* A "--" here is left to -p, whose text follows it; before a
+	 * command it only ends the global options. */
+	if (!print && optind < argc && strcmp(argv[optind], "--") == 0)
+		optind++;
 	rc = shiro_resolve(&s);
 	if (rc >= 0)
 		goto out;

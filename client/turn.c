@@ -27,6 +27,7 @@
 
 #include "cmd.h"
 #include "json_out.h"
+#include "render.h"
 
 /* cmd_turn_exit - the exit code of a turn's end code. */
 int
@@ -157,24 +158,30 @@ turn_answers(const struct msg *m, uint64_t id, uint64_t turn)
 	return 0;
 }
 
-/* turn_failed - say why the turn ended without a reply (not --json). */
+/* turn_failed - say why the turn ended without a reply (not --json);
+ * the daemon's words go through render_puts, so they cannot drive the
+ * terminal. */
 static void
 turn_failed(const struct cmd_turn *t, const char *code, const char *text)
 {
+	struct buf b = BUF_INIT;
+
 	if (t->printed && !t->printed_nl)
 		fputc('\n', stdout);
 	fflush(stdout);
 	if (t->exit_code == SHIRO_EXIT_NO_MODEL && text == NULL)
-		fprintf(stderr,
+		buf_adds(&b,
 		    "shiro: no model is configured for turns, so nothing "
 		    "answers; the message was logged and is summarized. "
 		    "See docs/providers.md.\n");
 	else if (t->exit_code == SHIRO_EXIT_NO_MODEL)
-		fprintf(stderr, "shiro: %s\n", text);
+		buf_printf(&b, "shiro: %s\n", text);
 	else
-		fprintf(stderr, "shiro: the turn failed (%s)%s%s\n",
+		buf_printf(&b, "shiro: the turn failed (%s)%s%s\n",
 		    code != NULL ? code : "error", text != NULL ? ": " : "",
 		    text != NULL ? text : "");
+	render_puts(stderr, b.data);
+	buf_free(&b);
 }
 
 /* turn_end - the turn ended with code (and text, data). */
@@ -225,18 +232,22 @@ turn_show(
 		if (t->thought && isatty(STDERR_FILENO))
 			fputs("\033[0m\n", stderr);
 		t->thought = 0;
-		fputs(text, stdout);
+		render_puts(stdout, text);
 		t->printed = 1;
 		t->printed_nl =
 		    text[0] != '\0' && text[strlen(text) - 1] == '\n';
 	} else if (strcmp(name, "thinking") == 0 && text != NULL &&
 	    isatty(STDERR_FILENO)) {
 		/* Thinking is shown to a person, dim, and never on stdout. */
-		fprintf(stderr, "%s%s", t->thought ? "" : "\033[2m", text);
+		if (!t->thought)
+			fputs("\033[2m", stderr);
+		render_puts(stderr, text);
 		t->thought = 1;
 	} else if (strcmp(name, "notice") == 0 && text != NULL) {
 		fflush(stdout);
-		fprintf(stderr, "shiro: %s\n", text);
+		fputs("shiro: ", stderr);
+		render_puts(stderr, text);
+		fputc('\n', stderr);
 	}
 }
 
@@ -327,7 +338,13 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 	t->thought = 0;
 	t->text = text;
 	t->exit_code = SHIRO_EXIT_OK;
-	req = cmd_new_send("user", text, 1);
+	if (t->key[0] == '\0') {
+		char *key = cmd_key();
+
+		snprintf(t->key, sizeof(t->key), "%s", key);
+		free(key);
+	}
+	req = cmd_new_send("user", text, 1, t->key);
 	rc = conn_request(c, req, CMD_REQUEST_MS, cmd_stop_flag(), &ans);
 	if (rc < 0) {
 		rc = turn_lost(t, rc);

@@ -2,7 +2,7 @@
 # binary links.
 
 PROTO_UTIL_SRCS := proto/log.c proto/xmalloc.c proto/buf.c proto/err.c \
-	proto/mono.c
+	proto/mono.c proto/path.c
 PROTO_UTIL_OBJS := $(PROTO_UTIL_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(PROTO_UTIL_OBJS)
 
@@ -17,7 +17,7 @@ $(PROTO_LIB): $(PROTO_MSG_OBJS)
 
 TESTS += $(BUILD)/tests/test_proto
 OBJS += $(BUILD)/tests/test_proto.o
-$(BUILD)/tests/test_proto: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/test_proto: LDLIBS += $(LIBS_ZMQ) $(LIBS_MSGPACK)
 $(BUILD)/tests/test_proto: $(BUILD)/tests/test_proto.o $(HARNESS_OBJ) \
     $(PROTO_LIB) $(UTIL_LIB)
 	$(link)

@@ -2,8 +2,8 @@
 # todos, meta), the saved view and message images.  Only shirod, tests and
 # offline tools link it.
 
-STORE_SRCS := store/store.c store/store_db.c store/store_log.c \
-	store/store_tree.c store/store_kv.c store/store_text.c
+STORE_SRCS := store/store.c store/store_util.c store/store_db.c \
+	store/store_log.c store/store_tree.c store/store_kv.c store/store_text.c
 STORE_OBJS := $(STORE_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(STORE_OBJS) $(BUILD)/proto/utf8.o
 $(STORE_LIB): $(STORE_OBJS)

@@ -24,6 +24,8 @@
 #include "proto/xmalloc.h"
 #include "store_int.h"
 
+static void store_view_snapshot(struct store *s);
+
 static const char *const store_kinds[STORE_KIND_COUNT] = {
     "user", "shiro", "tool", "echo", "work", "note"};
 
@@ -55,32 +57,6 @@ store_kind_parse(const char *name, enum store_kind *kindp)
 	return -SHIRO_ERR_INVAL;
 }
 
-/* store_fail - remember why a call failed and return its code. */
-int
-store_fail(struct store *s, int code, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(s->err, sizeof(s->err), fmt, ap);
-	va_end(ap);
-	return code;
-}
-
-/* store_check - refuse use from another process or of a poisoned store. */
-int
-store_check(struct store *s, int writing)
-{
-	if (s->pid != getpid())
-		return store_fail(s, -SHIRO_ERR_STATE,
-		    "store used in a child process after fork");
-	if (writing && s->read_only)
-		return store_fail(s, -SHIRO_ERR_PERM, "store opened read-only");
-	if (writing && s->poisoned)
-		return -SHIRO_ERR_STATE; /* s->err keeps the first reason */
-	return 0;
-}
-
 /* store_errmsg - the last failure's reason. */
 const char *
 store_errmsg(const struct store *s)
@@ -93,6 +69,13 @@ int
 store_torn(const struct store *s)
 {
 	return s->torn;
+}
+
+/* store_owner - the running owner a read-only open found (see store.h). */
+pid_t
+store_owner(const struct store *s)
+{
+	return s->owner;
 }
 
 /* store_home - the home directory. */
@@ -114,29 +97,6 @@ uint64_t
 store_count(const struct store *s)
 {
 	return s->count;
-}
-
-/* store_day_path - the file of one day. */
-char *
-store_day_path(const struct store *s, uint32_t day)
-{
-	return xasprintf("%s/%04u-%02u-%02u.jsonl", s->main, day / 10000,
-	    day / 100 % 100, day % 100);
-}
-
-/* store_fsync_dir - make a directory's entries durable. */
-int
-store_fsync_dir(const char *path)
-{
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd == -1)
-		return err_from_errno(errno);
-	if (fsync(fd) != 0)
-		ret = err_from_errno(errno);
-	close(fd);
-	return ret;
 }
 
 /* store_mkdir - create one directory (0700) if it is missing, and make
@@ -201,6 +161,44 @@ store_lock(struct store *s, struct store_openerr *why)
 	if (ftruncate(s->lockfd, 0) != 0 ||
 	    pwrite(s->lockfd, pidbuf, (size_t)len, 0) != len)
 		log_warn("store: cannot write the pid into %s", path);
+out:
+	free(path);
+	return ret;
+}
+
+/*
+ * store_lock_peek - a read-only open's lock_if_free: take chat/lock when
+ * it is free (kept until store_close), else note who holds it.  The
+ * file is not created nor written; without it no shirod ever ran here.
+ */
+static int
+store_lock_peek(struct store *s)
+{
+	char *path = xasprintf("%s/lock", s->chat), pidbuf[32];
+	ssize_t n;
+	int ret = 0;
+
+	s->lockfd = open(path, O_RDONLY | O_CLOEXEC);
+	if (s->lockfd == -1) {
+		if (errno != ENOENT)
+			ret = store_fail(s, err_from_errno(errno),
+			    "open %s: %s", path, strerror(errno));
+		goto out;
+	}
+	if (flock(s->lockfd, LOCK_SH | LOCK_NB) == 0)
+		goto out;
+	if (errno != EWOULDBLOCK) {
+		ret = store_fail(s, err_from_errno(errno), "flock %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	n = pread(s->lockfd, pidbuf, sizeof(pidbuf) - 1, 0);
+	pidbuf[n > 0 ? n : 0] = '\0';
+	s->owner = (pid_t)atol(pidbuf);
+	if (s->owner <= 0)
+		s->owner = -1; /* held, by a process that did not say */
+	close(s->lockfd);
+	s->lockfd = -1;
 out:
 	free(path);
 	return ret;
@@ -344,6 +342,12 @@ store_open(const char *home, const struct store_opts *opts, struct store **sp,
 	    ((ret = store_mkdir(s, s->main)) != 0 ||
 		(ret = store_mkdir(s, images)) != 0))
 		goto out;
+	if (s->read_only && opts->lock_if_free &&
+	    (ret = store_lock_peek(s)) != 0)
+		goto out;
+	/* view.json before the index and the log (see store.h). */
+	if (s->read_only)
+		store_view_snapshot(s);
 	if ((ret = store_db_open(s, opts->map_size)) != 0)
 		goto out;
 	/* Write meta only for a new chat or a migration. */
@@ -395,6 +399,8 @@ store_close(struct store **sp)
 		free(s->pkeys[k].key);
 	free(s->pkeys);
 	free(s->pend);
+	free(s->view);
+	free(s->view_err);
 	free(s->home);
 	free(s->chat);
 	free(s->main);
@@ -1082,9 +1088,9 @@ store_view_save(struct store *s, const struct store_line *lines, size_t n)
 	return ret;
 }
 
-/* store_view_load - read chat/view.json strictly. */
-int
-store_view_load(struct store *s, struct store_line **linesp, size_t *np)
+/* store_view_read - read chat/view.json strictly. */
+static int
+store_view_read(struct store *s, struct store_line **linesp, size_t *np)
 {
 	json_error_t jerr;
 	json_t *o = NULL, *pair, *l, *i;
@@ -1095,8 +1101,6 @@ store_view_load(struct store *s, struct store_line **linesp, size_t *np)
 
 	*linesp = NULL;
 	*np = 0;
-	if ((ret = store_check(s, 0)) != 0)
-		return ret;
 	path = xasprintf("%s/view.json", s->chat);
 	if (access(path, F_OK) != 0) {
 		ret = store_fail(s, -SHIRO_ERR_NOENT, "no %s", path);
@@ -1134,6 +1138,36 @@ out:
 	free(v);
 	free(path);
 	return ret;
+}
+
+/* store_view_snapshot - a read-only open keeps view.json as it is now. */
+static void
+store_view_snapshot(struct store *s)
+{
+	s->view_rc = store_view_read(s, &s->view, &s->nview);
+	if (s->view_rc != 0)
+		s->view_err = xstrdup(s->err);
+}
+
+/* store_view_load - chat/view.json, or its snapshot (see store.h). */
+int
+store_view_load(struct store *s, struct store_line **linesp, size_t *np)
+{
+	int ret;
+
+	*linesp = NULL;
+	*np = 0;
+	if ((ret = store_check(s, 0)) != 0)
+		return ret;
+	if (!s->read_only)
+		return store_view_read(s, linesp, np);
+	if (s->view_rc != 0)
+		return store_fail(s, s->view_rc, "%s", s->view_err);
+	*linesp = xcalloc(s->nview ? s->nview : 1, sizeof(**linesp));
+	if (s->nview > 0)
+		memcpy(*linesp, s->view, s->nview * sizeof(**linesp));
+	*np = s->nview;
+	return 0;
 }
 
 /* store_ext_ok - a short lower-case extension. */

@@ -81,8 +81,17 @@ struct store_opts {
 	int verify_all;
 	/* Open without taking the lock and without writing anything (fsck
 	 * of a live chat, export).  Appends and puts return
-	 * -SHIRO_ERR_PERM.  A torn tail is reported, not repaired. */
+	 * -SHIRO_ERR_PERM.  A torn tail is reported, not repaired.
+	 * view.json is read first of all, before the index and the log, and
+	 * store_view_load gives what it held then: a running shirod writes
+	 * it only after the messages it covers are on disk, so it never
+	 * covers more than the log this open reads. */
 	int read_only;
+	/* With read_only: take the lock when it is free and hold it until
+	 * store_close, so that no shirod starts on the chat while it is
+	 * read (one that tries exits as when another owns it); when a
+	 * running shirod holds it, read beside it (store_owner). */
+	int lock_if_free;
 };
 
 /* Why store_open failed, for the person who reads it. */
@@ -119,6 +128,13 @@ const char *store_errmsg(const struct store *s);
 /* store_torn - 1 when a read-only open found a torn last line (left as
  * it is; a writable open cuts it), else 0. */
 int store_torn(const struct store *s);
+
+/*
+ * store_owner - the pid of the process that held the chat lock when a
+ * read-only open with lock_if_free found it taken (a running shirod,
+ * still writing the chat), else 0.
+ */
+pid_t store_owner(const struct store *s);
 
 /* store_home - the home directory s was opened with; borrowed. */
 const char *store_home(const struct store *s);
@@ -442,9 +458,10 @@ struct store_line {
 int store_view_save(struct store *s, const struct store_line *lines, size_t n);
 
 /*
- * store_view_load - read chat/view.json.  *linesp is the caller's
- * (free()).  Returns -SHIRO_ERR_NOENT when there is none,
- * -SHIRO_ERR_CORRUPT when it does not decode.
+ * store_view_load - read chat/view.json (for a read-only store, as it was
+ * when the store was opened).  *linesp is the caller's (free()).  Returns
+ * -SHIRO_ERR_NOENT when there is none, -SHIRO_ERR_CORRUPT when it does
+ * not decode.
  */
 int store_view_load(struct store *s, struct store_line **linesp, size_t *np);
 

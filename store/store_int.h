@@ -1,7 +1,7 @@
 /*
  * store_int.h - what the store's files share and nobody else sees: the
- * struct store, the LMDB helpers (store_db.c) and the log line codec and
- * scanner (store_log.c).
+ * struct store, the common helpers (store_util.c), the LMDB helpers
+ * (store_db.c) and the log line codec and scanner (store_log.c).
  */
 #ifndef SHIRO_STORE_INT_H
 #define SHIRO_STORE_INT_H
@@ -46,6 +46,11 @@ struct store {
 	int read_only;
 	int poisoned;
 	int torn; /* read-only open saw a torn tail */
+	pid_t owner; /* read-only: the lock's holder, when it was taken */
+	struct store_line *view; /* read-only: view.json as it was at open */
+	size_t nview;
+	int view_rc; /* ... or why it could not be read */
+	char *view_err;
 	char err[512];
 
 	MDB_env *env;
@@ -71,6 +76,8 @@ struct store {
 	uint64_t nbatches; /* batch records */
 	uint64_t last_t; /* t of the last one */
 };
+
+/* ---- store_util.c ---- */
 
 /* store_fail - record a one-line reason in s->err; returns code. */
 int store_fail(struct store *s, int code, const char *fmt, ...)

@@ -359,9 +359,11 @@ store_log_fix_tail(struct store_log_scan *sc, int fd, uint32_t day,
 			/* The whole line made it but its newline did not:
 			 * terminate it and keep the message. */
 			if (s->read_only) {
-				log_warnx("store: %s ends in an unterminated "
-					  "line (message %llu)",
-				    name, (unsigned long long)id);
+				if (s->owner == 0)
+					log_warnx("store: %s ends in an "
+						  "unterminated line (message "
+						  "%llu)",
+					    name, (unsigned long long)id);
 				*keptp = 1;
 				return 0;
 			}
@@ -379,9 +381,11 @@ store_log_fix_tail(struct store_log_scan *sc, int fd, uint32_t day,
 	}
 	if (s->read_only) {
 		s->torn = 1;
-		log_warnx("store: %s ends in a torn line of %zu bytes at "
-			  "offset %llu (never acknowledged)",
-		    name, tlen, (unsigned long long)end);
+		/* Beside a running owner it is an append in progress. */
+		if (s->owner == 0)
+			log_warnx("store: %s ends in a torn line of %zu bytes "
+				  "at offset %llu (never acknowledged)",
+			    name, tlen, (unsigned long long)end);
 		return 0;
 	}
 	/* Keep the torn bytes for a person to look at, then cut them. */

@@ -1,5 +1,5 @@
 /*
- * bench_store - the store's figures (issue 3), as ratios measured in the
+ * bench_store - the store's figures (docs/store.md), as ratios measured in the
  * same run on the same file system:
  *
  *   - durable append latency (one write + fdatasync per message) against the

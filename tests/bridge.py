@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """bridge.py - run shiro-plan and the reference model planref.py on the
 same generated scenarios and compare their outputs byte for byte; then
-check the laws of spec 003 that the runner's output shows, on the C
+check the laws of the chat memory (docs/memory.md) that the runner's output shows, on the C
 runner's output alone.
 
 The C runner is $SHIRO_PLAN (default build/shiro-plan under the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# check-includes.sh - enforce DESIGN.md's include rules on every C file.
+# check-includes.sh - enforce the include rules of docs/architecture.md
+# on every C file.
 #
 #  - proto/ includes nothing else of ours;
 #  - store/ and sandbox/ include only proto's utilities (not the messages);

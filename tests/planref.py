@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """planref.py - an independent reference model of shiro's planner.
 
-It reads the scenario language of build/shiro-plan (issue 2, section 3)
+It reads the scenario language of build/shiro-plan (docs/planner.md)
 and prints the same output, so that tests/bridge.py can compare the two
-byte for byte.  It was written from the issue and spec 003 only, without
+byte for byte.  It was written from the planner's description and the
+memory's rules only, without
 reading the C planner, and it keeps everything as simple as it can:
 plain lists and dictionaries, Python's exact integers, and a full scan
 of the view for every merge.
@@ -149,7 +150,7 @@ class Planner:
         return "view" + "".join([get(n) or " %d:%d*" % n for n in self.view])
 
 
-# The issue does not bound the numbers.  The runner keeps a line's size
+# The scenario language does not bound the numbers.  The runner keeps a line's size
 # in 32 bits and budgets, levels and indexes in 64, and refuses larger
 # numbers as "too large"; the model refuses the same ones so that the two
 # can be compared on any input.

@@ -3,7 +3,8 @@
 shiro-plan ($SHIRO_PLAN, default build/shiro-plan) and on the reference
 model planref.py.
 
-Taelin's push is written here as the binary counter of spec 003: a list
+Taelin's push is written here as the binary counter of the memory's rules
+(docs/memory.md): a list
 of lines, newest last; a new message either joins the newest line (that
 line's keep bit was 0: it absorbs) or moves that line one place up the
 counter, where the same choice repeats (its bit was 1: it carries).  The
@@ -100,7 +101,7 @@ def agreement(views, lists):
 
 
 def t10_line(argv, order):
-    """t10_line - the last output line of the issue's T = 10 example."""
+    """t10_line - the last output line of the gist's T = 10 example."""
     text, _ = push_run(10, order)
     rc, out, err = run_plan(argv, text)
     if rc != 0:
@@ -147,7 +148,7 @@ def main():
         (t for t, lines in enumerate(last_lists) if not covers(lines, t + 1)), None
     )
     report("push_is_a_cover", None if bad is None else "step %d" % bad)
-    # The counter in closed form (spec 003): T = sum (1 + d_j) 2^j with
+    # The counter in closed form (docs/memory.md): T = sum (1 + d_j) 2^j with
     # entry j, newest first, of level j + d_j.
     bad = None
     for t, lines in enumerate(last_lists):

@@ -300,14 +300,14 @@ hist_parse_is_strict(void)
 	free(path);
 }
 
-/* The status line reads like the spec's "mem N/128K". */
+/* The status line reads "mem 812B/128K": a unit on both sides. */
 static void
 render_status_line_reads_well(void)
 {
 	static const struct {
 		uint64_t bytes;
 		const char *want;
-	} cases[] = {{0, "mem 0/128K"}, {812, "mem 812/128K"},
+	} cases[] = {{0, "mem 0B/128K"}, {812, "mem 812B/128K"},
 	    {3456, "mem 3.4K/128K"}, {64000, "mem 64K/128K"},
 	    {127999, "mem 127K/128K"}, {1250000, "mem 1.2M/128K"}};
 	struct buf b = BUF_INIT;
@@ -318,6 +318,48 @@ render_status_line_reads_well(void)
 		render_status_line(&b, cases[k].bytes, 128000);
 		CHECK_EQ_STR(b.data, cases[k].want);
 	}
+	buf_free(&b);
+}
+
+/* What the client shows of chat text: every control as text, plain text
+ * and UTF-8 unchanged; JSON escapes the C1 controls and DEL too. */
+static void
+render_escape_shows_controls_as_text(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {{"plain text, no change", "plain text, no change"},
+	    {"line one\nline\ttwo", "line one\nline\ttwo"},
+	    {"\x1b[31mred\x1b[0m", "^[[31mred^[[0m"},
+	    {"\x1b]0;title\x07", "^[]0;title^G"}, {"a\rb", "a^Mb"},
+	    {"bell\x07 del\x7f", "bell^G del^?"},
+	    {"csi \xc2\x9b"
+	     "2J nel \xc2\x85",
+		"csi M-^[2J nel M-^E"},
+	    {"caf\xc3\xa9 \xe6\x97\xa5 \xc2\xa0",
+		"caf\xc3\xa9 \xe6\x97\xa5 \xc2\xa0"},
+	    {"bad \xff\xc3", "bad \\xff\\xc3"}};
+	struct buf b = BUF_INIT;
+	size_t k, i;
+
+	for (k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		buf_reset(&b);
+		render_escape(&b, cases[k].in, strlen(cases[k].in));
+		buf_add(&b, "", 0);
+		CHECK_EQ_STR(b.data, cases[k].want);
+		for (i = 0; i < b.len; i++)
+			CHECKF((unsigned char)b.data[i] >= 0x20 ||
+				b.data[i] == '\n' || b.data[i] == '\t',
+			    "case %zu: byte %zu is 0x%02x", k, i,
+			    (unsigned char)b.data[i]);
+	}
+	/* A NUL inside the text is shown too, not an end. */
+	buf_reset(&b);
+	render_escape(&b, "a\0b", 3);
+	CHECK_EQ_STR(b.data, "a^@b");
+	buf_reset(&b);
+	json_out_quote(&b, "\xc2\x9b\x7f\x1b\xc3\xa9", 6);
+	CHECK_EQ_STR(b.data, "\"\\u009b\\u007f\\u001b\xc3\xa9\"");
 	buf_free(&b);
 }
 
@@ -661,6 +703,7 @@ static const struct harness_test tests[] = {
     HT(hist_is_per_directory_and_capped),
     HT(hist_parse_is_strict),
     HT(render_status_line_reads_well),
+    HT(render_escape_shows_controls_as_text),
     HT_SLOW(client_survives_a_hostile_broker, 120),
     HT_SLOW(client_survives_odd_documents, 300),
 };

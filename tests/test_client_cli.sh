@@ -79,10 +79,12 @@ usage_case --home
 if [ -z "$bad" ]; then ok cli_bad_usage_exits_2; else no cli_bad_usage_exits_2 "$bad"; fi
 if [ ! -e "$SHIRO_HOME/run" ]; then ok cli_bad_usage_starts_nothing; else no cli_bad_usage_starts_nothing "$SHIRO_HOME/run exists"; fi
 
-# No daemon: the query commands (and --no-start) exit 3 at once and say
-# how to start one.
+# No daemon: status, stop, anything under --no-start exit 3 at once and
+# say how to start one.  (memory, zoom and log start one, as send does:
+# tests/test_client_first.sh.)
 bad=""
-for args in "status" "memory" "memory --json" "zoom 0 1" "log --tail 3" "stop" \
+for args in "status" "--no-start memory" "--no-start memory --json" \
+	"--no-start zoom 0 1" "--no-start log --tail 3" "stop" \
 	"--no-start send hi" "--no-start -p hi" "--no-start"; do
 	start=$(date +%s%N)
 	# shellcheck disable=SC2086

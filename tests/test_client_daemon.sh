@@ -148,7 +148,7 @@ if [ $rc -eq 4 ] && [ "$why" = ok ]; then ok client_print_json_events; else no c
 printf '/memory\ntyped in a pipe\n/memory zoom 0 1\n/nonsense\n/exit\n' |
 	timeout 60 "$shiro" >"$tmp/i.out" 2>"$tmp/i.err"
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^mem [0-9.]*K*/128K$' "$tmp/i.out" && grep -q '^0+1|first message$' "$tmp/i.out" &&
+if [ $rc -eq 0 ] && grep -q '^mem [0-9.]*[BK]/128K$' "$tmp/i.out" && grep -q '^0+1|first message$' "$tmp/i.out" &&
 	grep -q '^#0 user' "$tmp/i.out" && grep -q "unknown command" "$tmp/i.out" &&
 	"$shiro" log --tail 1 | grep -q "typed in a pipe"; then
 	ok client_interactive_pipe

@@ -1,6 +1,6 @@
 /*
- * test_plan - the laws of spec 003 on the C planner, its worked
- * examples, the renderer and the work queue.
+ * test_plan - the laws of the chat memory (docs/memory.md) on the C
+ * planner, its worked examples, the renderer and the work queue.
  *
  * The laws are checked after every event of many generated histories:
  * random sizes and budgets, both units, messages built at once or late,
@@ -525,9 +525,9 @@ laws_unit_lines(void)
 /* ---- push, and the worked example ------------------------------------- */
 
 /*
- * Taelin's push list as the binary counter of spec 003: digit j (newest
- * first) keeps d_j in {0, 1} and stands for one line of level j + d_j.
- * A push adds 1 at digit 0: a 0 absorbs it (becomes 1), a 1 carries
+ * Taelin's push list as the binary counter of docs/memory.md: digit j
+ * (newest first) keeps d_j in {0, 1} and stands for one line of level
+ * j + d_j.  A push adds 1 at digit 0: a 0 absorbs it (becomes 1), a 1 carries
  * (becomes 0 and the push goes on at digit j + 1), a missing digit is
  * born as 0.
  */

@@ -160,6 +160,8 @@ config_errors_name_the_key(void)
 	    {"{\"memory\": {\"floor\": 1, \"floor\": 2}}", "config.json"},
 	    {"{\"memory\": ", "config.json: line 1"},
 	    {"[]", "config.json"},
+	    {"{\"permissions\": 42}", "permissions: must be an object"},
+	    {"{\"network\": [true]}", "network: must be an object"},
 	};
 	struct config cfg;
 	size_t k;

@@ -337,7 +337,7 @@ damage_refuses_to_open_naming_file_and_line(void)
 	{
 		char *f = xasprintf("%s/chat/main/2026-11-29.jsonl", sub);
 		int fd = open(f, O_WRONLY);
-		struct store_opts o = {0, 1, 0};
+		struct store_opts o = {0, 1, 0, 0};
 
 		CHECK(pwrite(fd, "X", 1, 5) == 1);
 		close(fd);
@@ -1009,7 +1009,7 @@ static void
 a_full_map_grows_and_the_write_succeeds(void)
 {
 	const char *home = harness_tmpdir();
-	struct store_opts o = {64 * 1024, 0, 0};
+	struct store_opts o = {64 * 1024, 0, 0, 0};
 	struct store_node_in *v;
 	struct store *s;
 	char text[STORE_NODE_MAX];
@@ -1074,7 +1074,7 @@ a_newer_schema_is_refused(void)
 static pid_t
 holder(const char *home, int fd, int reading)
 {
-	struct store_opts o = {0, 0, 1};
+	struct store_opts o = {0, 0, 1, 0};
 	struct store_node_cursor *c;
 	struct store *s;
 	pid_t pid = fork();

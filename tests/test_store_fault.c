@@ -156,7 +156,7 @@ run_victim(const char *home, const char *fault, const char *op, const char *arg)
 static struct store *
 reopen_valid(const char *home)
 {
-	struct store_opts o = {0, 1, 0};
+	struct store_opts o = {0, 1, 0, 0};
 	struct store_openerr why;
 	struct store *s;
 	int ret;

@@ -55,6 +55,29 @@ once_usage(FILE *f)
 	    f);
 }
 
+/*
+ * once_puts - print a JSON text and a newline with DEL and the C1
+ * controls (U+0080-U+009F), which jansson leaves raw, written as \u
+ * escapes: the same JSON, and a tool's output never drives the terminal
+ * of the person who runs shiro tool (jansson escapes the other controls
+ * already).
+ */
+static void
+once_puts(const char *text)
+{
+	const unsigned char *p = (const unsigned char *)text;
+
+	for (; *p != '\0'; p++) {
+		if (*p == 0x7f)
+			fputs("\\u007f", stdout);
+		else if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] < 0xa0)
+			printf("\\u%04x", *++p);
+		else
+			putchar(*p);
+	}
+	putchar('\n');
+}
+
 /* once_main - run the standalone mode on argv; returns the exit status. */
 int
 once_main(int argc, char **argv)
@@ -155,7 +178,7 @@ once_main(int argc, char **argv)
 		goto out;
 	}
 	text = json_dumps(result, JSON_COMPACT);
-	puts(text);
+	once_puts(text);
 	free(text);
 out:
 	if (fd >= 0)

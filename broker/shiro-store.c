@@ -1,5 +1,5 @@
 /*
- * storetool.c - build/shiro-store, the chat store's offline tool: fsck,
+ * shiro-store.c - build/shiro-store, the chat store's command: fsck,
  * export and import in the gist's format, and a synthetic chat
  * generator.  `shiro fsck|export|import` exec it, so its command line is
  * stable.  Exit status: 0 fine, 1 a problem found or an operation
@@ -36,9 +36,12 @@ static const char storetool_usage[] =
     "\n"
     "  fsck [--repair] HOME        check a chat home; exit 1 on any "
     "problem\n"
-    "                              (--repair only terminates a torn "
-    "last line\n"
-    "                              and rewrites a stale view.json)\n"
+    "                              (also beside a running shirod; "
+    "--repair,\n"
+    "                              which needs it stopped, only cuts a "
+    "torn\n"
+    "                              last line and rewrites a stale "
+    "view.json)\n"
     "  export --gist DIR HOME      write DIR/main/, DIR/tree/, "
     "DIR/view.json\n"
     "  import --gist DIR HOME      read them back into a new HOME\n"
@@ -66,12 +69,20 @@ storetool_open(const char *home, const struct store_opts *o, struct store **sp)
 
 /* ---- fsck ---- */
 
+/* How many times a live check whose only problem is view.json is made
+ * again, and how long apart: the daemon may be between two writes. */
+#define STORETOOL_LIVE_TRIES 3
+#define STORETOOL_LIVE_PAUSE_MS 300
+
 /* What fsck counts and finds. */
 struct storetool_fsck {
 	struct store *s;
+	struct buf *out; /* the report, printed once the check is over */
 	uint64_t count;
-	uint64_t nodes, levels;
+	uint64_t nodes, levels, newer;
+	pid_t live; /* the running shirod beside which the check reads */
 	unsigned problems;
+	unsigned view_problems; /* of which view.json's */
 };
 
 /* storetool_problem - one problem line. */
@@ -84,11 +95,11 @@ storetool_problem(struct storetool_fsck *f, const char *fmt, ...)
 	va_list ap;
 
 	if (f->problems < 50) {
-		printf("problem: ");
+		buf_adds(f->out, "problem: ");
 		va_start(ap, fmt);
-		vprintf(fmt, ap);
+		buf_vprintf(f->out, fmt, ap);
 		va_end(ap);
-		printf("\n");
+		buf_addc(f->out, '\n');
 	}
 	f->problems++;
 }
@@ -102,6 +113,11 @@ storetool_node(void *arg, unsigned l, uint64_t i, uint32_t size)
 	uint32_t csize;
 	int ret;
 
+	if (f->live && l <= STORE_LEVEL_MAX && ((i + 1) << l) > f->count) {
+		/* Built after the log was read: for the next check. */
+		f->newer++;
+		return 0;
+	}
 	f->nodes++;
 	if (l + 1 > f->levels)
 		f->levels = l + 1;
@@ -136,37 +152,124 @@ storetool_node(void *arg, unsigned l, uint64_t i, uint32_t size)
 	return 0;
 }
 
-/* storetool_fsck - the fsck command. */
-static int
-storetool_fsck(const char *home, int repair)
+/* storetool_fsck_view - the view the records fold to, and view.json. */
+static void
+storetool_fsck_view(struct storetool_fsck *f, int repair)
 {
-	struct storetool_fsck f;
-	struct store_opts o;
 	struct fold_report r;
 	struct plan_settings ps;
 	const struct plan_line *lines;
 	struct plan *p = NULL;
-	uint64_t next = 0, nb;
+	uint64_t next = 0;
 	size_t n, k;
+	int ret;
+
+	plan_settings_default(&ps);
+	ret = f->live ? fold_view_live(f->s, &ps, &p, &r)
+		      : fold_view(f->s, &ps, &p, &r);
+	if (ret != 0) {
+		storetool_problem(f, "the view does not fold: %s", r.msg);
+		return;
+	}
+	buf_printf(f->out,
+	    "batch records: %" PRIu64 ", %" PRIu64
+	    " merges replayed, shrinking %d\n",
+	    r.batches, r.merges, r.shrinking);
+	plan_view(p, &lines, &n);
+	for (k = 0; k < n; k++) {
+		if ((lines[k].i << lines[k].l) != next) {
+			storetool_problem(f,
+			    "view line %zu starts at %" PRIu64 ", not %" PRIu64,
+			    k, lines[k].i << lines[k].l, next);
+			break;
+		}
+		next += UINT64_C(1) << lines[k].l;
+	}
+	if (k == n && next != f->count)
+		storetool_problem(f,
+		    "the view covers 0..%" PRIu64 " of 0..%" PRIu64, next,
+		    f->count);
+	buf_printf(f->out,
+	    "view: %zu lines, %" PRIu64 " bytes, covers 0..%" PRIu64 "\n", n,
+	    plan_view_size(p), next ? next - 1 : 0);
+	if (r.saved == FOLD_SAVED_SAME && f->live) {
+		buf_printf(f->out,
+		    "view.json: the same as the fold at message %" PRIu64
+		    " of %" PRIu64 " (shirod saves it a moment after each "
+		    "change)\n",
+		    r.saved_t, f->count);
+	} else if (r.saved == FOLD_SAVED_SAME) {
+		buf_adds(f->out, "view.json: the same as the fold\n");
+	} else if (r.saved == FOLD_SAVED_MISSING && f->count == 0) {
+		buf_adds(f->out, "view.json: none (an empty chat)\n");
+	} else if (r.saved == FOLD_SAVED_MISSING && f->live) {
+		buf_adds(f->out,
+		    "view.json: not written yet (shirod saves it "
+		    "a moment after the view changes)\n");
+	} else if (repair) {
+		ret = fold_save(f->s, p);
+		buf_printf(f->out,
+		    "view.json: %s; rewritten from the fold: %s\n", r.msg,
+		    ret == 0 ? "done" : store_errmsg(f->s));
+		if (ret != 0)
+			f->problems++;
+	} else {
+		f->view_problems++;
+		storetool_problem(f, "%s%s", r.msg,
+		    f->live ? ""
+			    : " (shirod rewrites it at start; --repair does "
+			      "it now)");
+	}
+	plan_destroy(&p);
+}
+
+/*
+ * storetool_fsck_once - one check of home into out; the number of
+ * problems (*view_only: all of them are view.json's).  On a home a
+ * running shirod owns, it reads what was on disk when it began (the
+ * store's read-only open: view.json first, then the index, the log, the
+ * records) and leaves out what was written after that: a line being
+ * appended, nodes and records of later messages.
+ */
+static unsigned
+storetool_fsck_once(
+    const char *home, int repair, struct buf *out, int *view_only)
+{
+	struct storetool_fsck f;
+	struct store_opts o;
 	unsigned l;
 	int ret;
 
 	memset(&f, 0, sizeof(f));
 	memset(&o, 0, sizeof(o));
+	f.out = out;
 	o.verify_all = 1;
-	/* Without --repair nothing is written and no lock is taken, so a
-	 * running shirod's chat can be checked. */
+	/* Without --repair nothing is written, so a running shirod's chat
+	 * can be checked; a stopped one stays stopped meanwhile. */
 	o.read_only = !repair;
-	printf("shiro-store fsck %s\n", home);
+	o.lock_if_free = 1;
+	*view_only = 0;
+	buf_printf(out, "shiro-store fsck %s\n", home);
 	if (storetool_open(home, &o, &f.s) != 0) {
-		printf("problem: the chat does not open\n1 problem\n");
+		buf_adds(out, "problem: the chat does not open\n");
 		return 1;
 	}
+	f.live = store_owner(f.s);
+	if (f.live != 0)
+		buf_printf(out,
+		    "shirod (pid %ld) runs on this home: checking what was on "
+		    "disk when the check began\n",
+		    (long)f.live);
 	f.count = store_count(f.s);
-	printf("messages: %" PRIu64 ", every line parses, ids 0..%" PRIu64
-	       " contiguous, index agrees\n",
+	buf_printf(out,
+	    "messages: %" PRIu64 ", every line parses, ids 0..%" PRIu64
+	    " contiguous, index agrees\n",
 	    f.count, f.count ? f.count - 1 : 0);
-	if (store_torn(f.s))
+	if (store_torn(f.s) && f.live)
+		buf_adds(out,
+		    "the last line is being written by shirod; "
+		    "the next check reads it\n");
+	else if (store_torn(f.s))
 		storetool_problem(&f,
 		    "the last line is torn (a crash during "
 		    "an append; --repair cuts it)");
@@ -178,58 +281,49 @@ storetool_fsck(const char *home, int repair)
 			break;
 		}
 	}
-	printf("nodes: %" PRIu64 " in %" PRIu64 " levels\n", f.nodes, f.levels);
-	plan_settings_default(&ps);
-	ret = fold_view(f.s, &ps, &p, &r);
-	if (ret != 0) {
-		storetool_problem(&f, "the view does not fold: %s", r.msg);
-		goto out;
-	}
-	(void)store_batch_count(f.s, &nb);
-	printf("batch records: %" PRIu64 ", %" PRIu64
-	       " merges replayed, shrinking %d\n",
-	    r.batches, r.merges, r.shrinking);
-	plan_view(p, &lines, &n);
-	for (k = 0; k < n; k++) {
-		if ((lines[k].i << lines[k].l) != next) {
-			storetool_problem(&f,
-			    "view line %zu starts at %" PRIu64 ", not %" PRIu64,
-			    k, lines[k].i << lines[k].l, next);
-			break;
-		}
-		next += UINT64_C(1) << lines[k].l;
-	}
-	if (k == n && next != f.count)
-		storetool_problem(&f,
-		    "the view covers 0..%" PRIu64 " of 0..%" PRIu64, next,
-		    f.count);
-	printf("view: %zu lines, %" PRIu64 " bytes, covers 0..%" PRIu64 "\n", n,
-	    plan_view_size(p), next ? next - 1 : 0);
-	if (r.saved == FOLD_SAVED_SAME) {
-		printf("view.json: the same as the fold\n");
-	} else if (r.saved == FOLD_SAVED_MISSING && f.count == 0) {
-		printf("view.json: none (an empty chat)\n");
-	} else if (repair) {
-		ret = fold_save(f.s, p);
-		printf("view.json: %s; rewritten from the fold: %s\n", r.msg,
-		    ret == 0 ? "done" : store_errmsg(f.s));
-		if (ret != 0)
-			f.problems++;
-	} else {
-		storetool_problem(&f,
-		    "%s (shirod rewrites it at start; "
-		    "--repair does it now)",
-		    r.msg);
-	}
-out:
-	plan_destroy(&p);
+	buf_printf(out, "nodes: %" PRIu64 " in %" PRIu64 " levels\n", f.nodes,
+	    f.levels);
+	if (f.newer > 0)
+		buf_printf(out,
+		    "nodes: %" PRIu64 " more of messages logged after the "
+		    "log was read, for the next check\n",
+		    f.newer);
+	storetool_fsck_view(&f, repair);
 	store_close(&f.s);
-	if (f.problems == 0)
-		printf("ok\n");
+	*view_only = f.live && f.problems > 0 && f.problems == f.view_problems;
+	return f.problems;
+}
+
+/* storetool_fsck - the fsck command: check home, print the report. */
+static int
+storetool_fsck(const char *home, int repair)
+{
+	struct timespec pause = {0, STORETOOL_LIVE_PAUSE_MS * 1000000L};
+	struct buf out = BUF_INIT;
+	unsigned problems = 0;
+	int k, view_only = 0;
+
+	for (k = 0; k < STORETOOL_LIVE_TRIES; k++) {
+		if (k > 0)
+			(void)nanosleep(&pause, NULL);
+		buf_reset(&out);
+		problems = storetool_fsck_once(home, repair, &out, &view_only);
+		/* On a live home, view.json alone may disagree for a moment
+		 * (saved between two writes); only what stays is damage. */
+		if (!view_only)
+			break;
+	}
+	if (view_only)
+		buf_printf(&out, "(view.json was read %d times, %d ms apart)\n",
+		    STORETOOL_LIVE_TRIES, STORETOOL_LIVE_PAUSE_MS);
+	if (problems == 0)
+		buf_adds(&out, "ok\n");
 	else
-		printf(
-		    "%u problem%s\n", f.problems, f.problems == 1 ? "" : "s");
-	return f.problems == 0 ? 0 : 1;
+		buf_printf(
+		    &out, "%u problem%s\n", problems, problems == 1 ? "" : "s");
+	fputs(out.data, stdout);
+	buf_free(&out);
+	return problems == 0 ? 0 : 1;
 }
 
 /* ---- export ---- */
