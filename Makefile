@@ -8,7 +8,8 @@
 #   make asan       the same suite under ASan+UBSan (in build/asan)
 #   make lint       formatting, cppcheck and the include rules
 #   make bench      the benchmark table
-#   make fuzz       the decoders under libFuzzer, for a bounded time
+#   make fuzz       every parser of untrusted input under libFuzzer, for
+#                   FUZZ_TIME seconds each (in build/fuzz)
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX); make uninstall
 #
@@ -43,6 +44,19 @@ OPT := -O2 -g
 ifeq ($(SAN),1)
 HARDEN := -fPIE
 OPT := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=undefined
+SANLD := -fsanitize=address,undefined
+endif
+
+# SAN=fuzz: the build of make fuzz (clang, in build/fuzz).  Every object
+# carries libFuzzer's coverage hooks and ASan+UBSan; the fuzz targets
+# link libFuzzer itself (tests/module.mk).  Warnings stay warnings: the
+# ordinary build already makes them errors.
+ifeq ($(SAN),fuzz)
+WARN := $(filter-out -Werror,$(WARN))
+HARDEN := -fPIE
+OPT := -O1 -g -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined \
 	-fno-sanitize-recover=undefined
 SANLD := -fsanitize=address,undefined
 endif

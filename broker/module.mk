@@ -192,3 +192,14 @@ $(BUILD)/tests/bench_cache: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
 $(BUILD)/tests/bench_cache: $(BUILD)/tests/bench_cache.o $(SHIROD_LIB) \
 	$(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
+# test_e2e: shirod, the real model worker and the mock provider together
+# (a turn on the wire, zero configuration, the doctor's probe, the
+# 3,000-message run with late, failed and cut compactions and a restart).
+TESTS += $(BUILD)/tests/test_e2e
+OBJS += $(BUILD)/tests/test_e2e.o
+$(BUILD)/tests/test_e2e: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_e2e: $(BUILD)/tests/test_e2e.o $(BUILD)/tests/mock_util.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker \
+	$(BUILD)/shiro-plan $(BUILD)/shiro-store
+	$(link)

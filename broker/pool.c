@@ -251,8 +251,7 @@ pool_child(struct pool *p, struct pool_worker *w, int credfd)
 	}
 	/* The wire, its base URL and the calls in flight (never a key: it
 	 * follows READY as SECRET). */
-	if (pv != NULL && pv->wire != NULL &&
-	    strcmp(pv->wire, CONFIG_OFFLINE) != 0) {
+	if (pv != NULL && pv->wire != NULL) {
 		argv[i++] = "--wire";
 		argv[i++] = pv->wire;
 		if (pv->base_url != NULL) {

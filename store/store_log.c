@@ -25,6 +25,7 @@
 
 #define STORE_LOG_CHUNK (1 << 20) /* bytes read at a time when scanning */
 #define STORE_LOG_BATCH 8192 /* index entries per commit when scanning */
+#define STORE_LOG_LAST_S 253402300799LL /* 9999-12-31T23:59:59Z */
 
 /* store_log_now_ms - milliseconds since the epoch, from the wall clock. */
 int64_t
@@ -92,6 +93,10 @@ store_log_parse_date(const char *s, int64_t *msp)
 	tm.tm_min = mi;
 	tm.tm_sec = se;
 	t = timegm(&tm);
+	/* A leap second at the end of 9999 is a time in 10000, which
+	 * store_log_fmt_date cannot write back. */
+	if (t < 0 || t > STORE_LOG_LAST_S)
+		return -SHIRO_ERR_CORRUPT;
 	*msp = (int64_t)t * 1000 + ms;
 	return 0;
 }

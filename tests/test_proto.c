@@ -157,6 +157,7 @@ example(int number)
 	case MSG_CHUNK:
 		msg_set_int(m, "job", 5);
 		msg_set_str(m, "text", "partial ");
+		msg_set_str(m, "part", "thinking");
 		break;
 	case MSG_RESULT:
 		msg_set_int(m, "job", 5);
@@ -165,6 +166,12 @@ example(int number)
 		msg_set_int(m, "tries", 1);
 		v = msg_set_map(m, "usage");
 		msg_val_set_int(v, "input", 1000);
+		msg_val_set_int(v, "cache_read", 24000);
+		v = msg_set_map(m, "data");
+		msg_val_set_str(v, "stop", "end");
+		w = msg_val_add_map(msg_val_set_arr(v, "content"));
+		msg_val_set_str(w, "type", "text");
+		msg_val_set_str(w, "text", "user: asks to fix src/main.c");
 		break;
 	case MSG_FAIL:
 		msg_set_int(m, "job", 5);
@@ -364,8 +371,8 @@ catalogue_is_complete(void)
 		CHECKF(m != NULL, "type %s has no example in test_proto.c",
 		    tdefs[k].name);
 		msg_destroy(&m);
-		snprintf(
-		    path, sizeof(path), "tests/fuzz/corpus/%s", tdefs[k].name);
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/msg/%s",
+		    tdefs[k].name);
 		CHECKF(stat(path, &st) == 0, "no fuzz seed %s", path);
 		CHECK_EQ_STR(msg_type_name((enum msg_type)tdefs[k].number),
 		    tdefs[k].name);
@@ -1224,8 +1231,8 @@ fuzz_seeds_decode(void)
 	for (k = 0; k < NTDEFS; k++) {
 		struct msg *m;
 
-		snprintf(
-		    path, sizeof(path), "tests/fuzz/corpus/%s", tdefs[k].name);
+		snprintf(path, sizeof(path), "tests/fuzz/corpus/msg/%s",
+		    tdefs[k].name);
 		if (getenv("SHIRO_WRITE_SEEDS") != NULL) {
 			unsigned char *body;
 

@@ -348,6 +348,35 @@ damage_refuses_to_open_naming_file_and_line(void)
 	free(sub);
 }
 
+/* A date the log could not write back (a leap second at the end of
+ * 9999 is a time of year 10000) is damage; the last second of 9999 is
+ * not (found by tests/fuzz/fuzz_log_line's round trip). */
+static void
+a_date_past_9999_is_damage(void)
+{
+	const char *home = harness_tmpdir();
+	struct store_openerr why;
+	struct store *s;
+	char *sub;
+
+	sub = xasprintf("%s/a", home);
+	write_lines(sub,
+	    LINE(0, "a") "{\"i\":1,\"kind\":\"user\",\"text\":\"b\",\"size\":1,"
+			 "\"date\":\"9999-12-31T23:59:60.999Z\"}\n" LINE(
+			     2, "c"));
+	CHECK_EQ_INT(store_open(sub, NULL, &s, &why), -SHIRO_ERR_CORRUPT);
+	CHECKF(strstr(why.msg, "line 2: bad date") != NULL, "%s", why.msg);
+	free(sub);
+	sub = xasprintf("%s/b", home);
+	write_lines(sub,
+	    LINE(0, "a") "{\"i\":1,\"kind\":\"user\",\"text\":\"b\",\"size\":1,"
+			 "\"date\":\"9999-12-31T23:59:59.999Z\"}\n" LINE(
+			     2, "c"));
+	s = open_home(sub);
+	store_close(&s);
+	free(sub);
+}
+
 /* Random damage to a line or to view.json never crashes a reader: the
  * open accepts the line (if it still says the right thing) or refuses
  * it as CORRUPT, and view.json loads or is refused. */
@@ -1193,6 +1222,7 @@ static const struct harness_test tests[] = {
     HT(a_torn_last_line_is_cut_and_kept_aside),
     HT(a_whole_line_without_newline_is_terminated),
     HT(damage_refuses_to_open_naming_file_and_line),
+    HT(a_date_past_9999_is_damage),
     HT(damaged_files_never_crash_the_readers),
     HT(a_second_opener_is_refused_with_the_owners_pid),
     HT(a_crash_before_the_index_commit_loses_nothing),

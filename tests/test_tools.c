@@ -14,6 +14,7 @@
 #include "tests/test_tools_util.h"
 #include "tools/text.h"
 #include "sandbox/jail.h"
+#include "tools/perm.h"
 #include "tools/rg.h"
 #include "tools/tool.h"
 
@@ -395,6 +396,153 @@ move_and_delete(void)
 	r = tt_call(&t, "delete_file", json_pack("{ss}", "path", "b.txt"));
 	CHECK(!tt_ok(r) && strstr(tt_str(r, "error"), "does not exist"));
 	json_decref(r);
+}
+
+/* A hunk's "-" line number counts lines of the file as it was, whatever
+ * earlier hunks added: with its context found twice, the hunk applies
+ * at the place it names.  A line number past the end (up to LONG_MAX)
+ * is searched from the end of the file, promptly (found by
+ * tests/fuzz/fuzz_apply_patch: the search ran for 2^63 steps). */
+static void
+apply_patch_line_numbers(void)
+{
+	struct tt t;
+	json_t *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "f.txt", "a\nb\nc\nd\nX\ne\nX\nf\n");
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/f.txt\n+++ b/f.txt\n"
+		"@@ -1,1 +1,5 @@\n-a\n+a1\n+a2\n+a3\n+a4\n+a5\n"
+		"@@ -5,1 +9,1 @@\n-X\n+Y\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(tt_same(
+	    t.ws, "f.txt", "a1\na2\na3\na4\na5\nb\nc\nd\nY\ne\nX\nf\n"));
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/f.txt\n+++ b/f.txt\n"
+		"@@ -1,1 +1,3 @@\n-a1\n+A\n+B\n+C\n"
+		"@@ -9223372036854775807,1 +9223372036854775807,1 @@\n-X\n"
+		"+Z\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(tt_same(
+	    t.ws, "f.txt", "A\nB\nC\na2\na3\na4\na5\nb\nc\nd\nY\ne\nZ\nf\n"));
+}
+
+/* A path's ".." is folded as the permission engine folds it, before the
+ * kernel sees the path: through a symlink to secrets/inner,
+ * lnk/../plan.txt is plan.txt for the engine and for the tool, never
+ * secrets/plan.txt, which a rule denies. */
+static void
+dotdot_is_folded_as_the_engine_folds_it(void)
+{
+	struct perm_verdict v;
+	struct perm *p = perm_new();
+	struct tt t;
+	char *why = NULL, *lnk;
+	json_t *args, *r;
+
+	tt_setup(&t);
+	tt_put(t.ws, "secrets/plan.txt", "the secret plan\n");
+	tt_put(t.ws, "secrets/inner/x", "x\n");
+	tt_put(t.ws, "src/a.txt", "a\n");
+	lnk = xasprintf("%s/lnk", t.ws);
+	CHECK(symlink("secrets/inner", lnk) == 0);
+	perm_set_workspace(p, t.ws);
+	CHECK(perm_add(p, "deny read(secrets/*)", &why) == 0);
+	args = json_pack("{ss}", "path", "lnk/../plan.txt");
+	perm_check(p, NULL, "read_file", args, &v);
+	CHECK(v.action == PERM_ALLOW);
+	r = tt_call(&t, "read_file", args);
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	args = json_pack("{ss}", "path", "secrets/plan.txt");
+	perm_check(p, NULL, "read_file", args, &v);
+	CHECK(v.action == PERM_DENY);
+	json_decref(args);
+	r = tt_call(
+	    &t, "read_file", json_pack("{ss}", "path", "src/./b/../a.txt"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	CHECK_EQ_STR(tt_str(r, "path"), "src/a.txt");
+	json_decref(r);
+	perm_destroy(&p);
+	free(lnk);
+}
+
+/* A write whose target can never be made (a ".." that climbs out, a
+ * name too long, a file inside another target) is refused before any
+ * directory is made: the failed call leaves the workspace as it was
+ * (found by tests/fuzz/fuzz_apply_patch and fuzz_tool_args).  A ".."
+ * inside the path is folded first, so it makes no directory either. */
+static void
+failed_writes_make_no_directories(void)
+{
+	struct tt t;
+	json_t *r;
+	char longname[300], path[400];
+
+	tt_setup(&t);
+	tt_put(t.ws, "a.txt", "one\n");
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- a/a.txt\n+++ b/new./../b.txt\n@@ -1 +1 @@\n-one\n+1\n"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "new."));
+	CHECK(tt_same(t.ws, "b.txt", "1\n") && !tt_exists(t.ws, "a.txt"));
+	tt_put(t.ws, "a.txt", "one\n");
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", "d1/d2/../../x.txt", "content", "x"));
+	CHECKF(tt_ok(r), "%s", tt_str(r, "error"));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "d1") && tt_same(t.ws, "x.txt", "x"));
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "m1/../../a.txt"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "m1"));
+	r = tt_call(&t, "move_file",
+	    json_pack("{ssss}", "from", "a.txt", "to", "m2/../.."));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "m2"));
+	memset(longname, 'n', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	snprintf(path, sizeof(path), "l1/%s/x.txt", longname);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", path, "content", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "l1"));
+	r = tt_call(
+	    &t, "move_file", json_pack("{ssss}", "from", "a.txt", "to", path));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "l1"));
+	/* The last name counts too. */
+	snprintf(path, sizeof(path), "w3/%s", longname);
+	r = tt_call(&t, "write_file",
+	    json_pack("{ssss}", "path", path, "content", "x"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "w3"));
+	r = tt_call(
+	    &t, "move_file", json_pack("{ssss}", "from", "a.txt", "to", path));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "w3"));
+	/* One target the directory of another: refused, nothing made. */
+	r = tt_call(&t, "apply_patch",
+	    json_pack("{ss}", "patch",
+		"--- /dev/null\n+++ b/d\n@@ -0,0 +1 @@\n+x\n"
+		"--- /dev/null\n+++ b/d/e\n@@ -0,0 +1 @@\n+y\n"));
+	CHECK(!tt_ok(r));
+	json_decref(r);
+	CHECK(!tt_exists(t.ws, "d"));
+	CHECK(tt_same(t.ws, "a.txt", "one\n"));
 }
 
 /* list_dir honours .gitignore, depth and the 300-entry cap. */
@@ -791,7 +939,10 @@ static const struct harness_test tests[] = {
     HT(edit_file_unique_or_all),
     HT(multi_edit_all_or_nothing),
     HT(apply_patch_applies_or_nothing),
+    HT_SLOW(apply_patch_line_numbers, 20),
     HT(move_and_delete),
+    HT(failed_writes_make_no_directories),
+    HT(dotdot_is_folded_as_the_engine_folds_it),
     HT(list_dir_ignore_depth_cap),
     HT(glob_matches_and_caps),
     HT(grep_finds_and_caps),

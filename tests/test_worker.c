@@ -22,141 +22,8 @@
 #include "proto/utf8.h"
 #include "proto/zsock.h"
 #include "tests/harness.h"
+#include "tests/worker_util.h"
 #include "workers/worker.h"
-
-/* A worker under test and the broker's end of its socket. */
-struct tw {
-	char endpoint[PATH_MAX + 16];
-	void *router;
-	pid_t pid;
-	struct msg_ident id; /* from its READY */
-};
-
-/* tw_bin - the path of a program built next to this test. */
-static void
-tw_bin(const char *rel, char *out, size_t size)
-{
-	char self[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-
-	CHECK(n > 0);
-	self[n] = '\0';
-	snprintf(out, size, "%s/%s", dirname(self), rel);
-	CHECKF(access(out, X_OK) == 0, "%s is not built", out);
-}
-
-/*
- * tw_start - bind the ROUTER and start prog with a heartbeat of hb ms,
- * giving up after give_up ms; secret, if not NULL, goes on fd 3.
- */
-static void
-tw_start(
-    struct tw *t, const char *prog, long hb, long give_up, const char *secret)
-{
-	char path[PATH_MAX], hbs[32], gus[32];
-	int fds[2] = {-1, -1};
-
-	tw_bin(prog, path, sizeof(path));
-	snprintf(t->endpoint, sizeof(t->endpoint), "ipc://%s/w.sock",
-	    harness_tmpdir());
-	CHECK(zsock_router(t->endpoint, NULL, &t->router) == 0);
-	snprintf(hbs, sizeof(hbs), "%ld", hb);
-	snprintf(gus, sizeof(gus), "%ld", give_up);
-	if (secret != NULL) {
-		CHECK(pipe(fds) == 0);
-		CHECK(write(fds[1], secret, strlen(secret)) ==
-		    (ssize_t)strlen(secret));
-		close(fds[1]);
-	}
-	t->pid = fork();
-	CHECK(t->pid >= 0);
-	if (t->pid == 0) {
-		if (secret != NULL) {
-			dup2(fds[0], 3);
-			execl(path, path, "--endpoint", t->endpoint,
-			    "--heartbeat-ms", hbs, "--give-up-ms", gus,
-			    "--secret-fd", "3", (char *)NULL);
-		} else {
-			execl(path, path, "--endpoint", t->endpoint,
-			    "--heartbeat-ms", hbs, "--give-up-ms", gus,
-			    (char *)NULL);
-		}
-		_exit(127);
-	}
-	if (secret != NULL)
-		close(fds[0]);
-}
-
-/* tw_recv - the next message of type want within ms; others are skipped. */
-static struct msg *
-tw_recv(struct tw *t, enum msg_type want, long ms)
-{
-	long long end = zsock_now_ms() + ms;
-	struct zsock_poll it = {t->router, -1, ZSOCK_IN, 0};
-	struct msg_ident from;
-	struct msg *m;
-
-	while (zsock_now_ms() < end) {
-		if (zsock_poll(&it, 1, (long)(end - zsock_now_ms())) <= 0)
-			continue;
-		while (msg_recv(t->router, &m, &from) == 0) {
-			if (msg_type(m) == want) {
-				t->id = from;
-				return m;
-			}
-			msg_destroy(&m);
-		}
-	}
-	harness_fail(
-	    __FILE__, __LINE__, "no %s within %ld ms", msg_type_name(want), ms);
-}
-
-/* drop - destroy a message we only waited for. */
-static void
-drop(struct msg *m)
-{
-	msg_destroy(&m);
-}
-
-/* tw_send - send m to the worker and destroy it. */
-static void
-tw_send(struct tw *t, struct msg *m)
-{
-	CHECK(msg_send(t->router, m, &t->id) == 0);
-	msg_destroy(&m);
-}
-
-/* tw_exit - the worker's exit status within ms, or -1. */
-static int
-tw_exit(struct tw *t, long ms)
-{
-	long long end = zsock_now_ms() + ms;
-	struct timespec tick = {0, 20 * 1000 * 1000};
-	int status;
-
-	while (zsock_now_ms() < end) {
-		if (waitpid(t->pid, &status, WNOHANG) == t->pid) {
-			t->pid = -1;
-			return WIFEXITED(status) ? WEXITSTATUS(status)
-						 : 128 + WTERMSIG(status);
-		}
-		nanosleep(&tick, NULL);
-	}
-	return -1;
-}
-
-/* tw_stop - kill the worker if it still runs, and close the socket. */
-static void
-tw_stop(struct tw *t)
-{
-	if (t->pid > 0) {
-		kill(t->pid, SIGKILL);
-		waitpid(t->pid, NULL, 0);
-		t->pid = -1;
-	}
-	zsock_close(&t->router);
-	zsock_term();
-}
 
 /* job - a JOB of kind with data.text = text (or none). */
 static struct msg *
@@ -228,14 +95,14 @@ model_worker_compacts(void)
 	char *text;
 	char big[3000];
 
-	tw_start(&t, "../shiro-model-worker", 200, 5000, NULL);
+	tw_start(&t, "../shiro-model-worker", 200, 5000, NULL, NULL);
 	m = tw_recv(&t, MSG_READY, 5000);
 	CHECK(msg_get_str(m, "role", &s, NULL) == 0);
 	CHECK_EQ_STR(s, "model");
 	CHECK(msg_get_str(m, "provider", &s, NULL) == 0);
 	CHECK_EQ_STR(s, "offline");
 	CHECK(msg_get_uint(m, "pid", &u) == 0 && u == (uint64_t)t.pid);
-	CHECK(msg_get_uint(m, "jobs", &u) == 0 && u == 1);
+	CHECK(msg_get_uint(m, "jobs", &u) == 0 && u == 4);
 	CHECK(msg_get_uint(m, "version", &u) == 0 && u == MSG_VERSION);
 	msg_destroy(&m);
 
@@ -285,8 +152,8 @@ heartbeats_flow(void)
 	long long end;
 	int beats = 0;
 
-	tw_start(&t, "worker_testrole", 100, 5000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 100, 5000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	end = zsock_now_ms() + 1000;
 	while (zsock_now_ms() < end) {
 		m = tw_recv(&t, MSG_HEARTBEAT, 500);
@@ -311,8 +178,8 @@ silent_broker_reconnect_then_give_up(void)
 	struct msg_ident first;
 	long long start;
 
-	tw_start(&t, "worker_testrole", 100, 1500, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 100, 1500, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	first = t.id;
 	start = zsock_now_ms();
 	m = tw_recv(&t, MSG_READY, 2000);
@@ -323,23 +190,6 @@ silent_broker_reconnect_then_give_up(void)
 	    memcmp(t.id.data, first.data, first.len) != 0);
 	CHECK_EQ_INT(tw_exit(&t, 4000), WORKER_EXIT_GONE);
 	tw_stop(&t);
-}
-
-/* proc_status_has - whether /proc/pid/status has the line line. */
-static bool
-proc_status_has(pid_t pid, const char *line)
-{
-	char path[64], buf[4096];
-	FILE *fp;
-	bool found = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	fp = fopen(path, "r");
-	CHECK(fp != NULL);
-	while (!found && fgets(buf, sizeof(buf), fp) != NULL)
-		found = strncmp(buf, line, strlen(line)) == 0;
-	fclose(fp);
-	return found;
 }
 
 /*
@@ -355,11 +205,11 @@ model_worker_jailed_and_reconnects(void)
 #if defined(__SANITIZE_ADDRESS__)
 	harness_skip("sanitizer builds run the model worker without its jail");
 #endif
-	tw_start(&t, "../shiro-model-worker", 100, 5000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
-	CHECK(proc_status_has(t.pid, "Seccomp:\t2"));
-	CHECK(proc_status_has(t.pid, "NoNewPrivs:\t1"));
-	drop(tw_recv(&t, MSG_READY, 3000)); /* after 3 silent heartbeats */
+	tw_start(&t, "../shiro-model-worker", 100, 5000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
+	CHECK(tw_status_has(&t, "Seccomp:\t2"));
+	CHECK(tw_status_has(&t, "NoNewPrivs:\t1"));
+	tw_drop(tw_recv(&t, MSG_READY, 3000)); /* after 3 silent heartbeats */
 	tw_send(&t, compact(1, 0, "user", "still here", NULL));
 	text = answer(&t, MSG_RESULT, 1, "text");
 	CHECK_EQ_STR(text, "user: still here");
@@ -387,8 +237,8 @@ malformed_input_exits(void)
 	static const size_t lens[] = {7, 1, 4};
 	struct tw t = {0};
 
-	tw_start(&t, "worker_testrole", 200, 5000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 200, 5000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	raw_to(&t, bad, lens, 3); /* HEARTBEAT with an unknown key */
 	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_PROTO);
 	tw_stop(&t);
@@ -401,7 +251,7 @@ forbidden_type_exits(void)
 	struct tw t = {0};
 	struct msg *m;
 
-	tw_start(&t, "worker_testrole", 200, 5000, NULL);
+	tw_start(&t, "worker_testrole", 200, 5000, NULL, NULL);
 	m = tw_recv(&t, MSG_READY, 5000);
 	tw_send(&t, m); /* READY back to it */
 	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_PROTO);
@@ -423,8 +273,8 @@ cancel_interrupts_a_job(void)
 	/* A heartbeat of 1 s: this broker says nothing between its
 	 * messages, and a worker that heard nothing for 3 heartbeats
 	 * abandons its job to reconnect (a loaded machine took 300 ms). */
-	tw_start(&t, "worker_testrole", 1000, 10000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 1000, 10000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(7, "slow", NULL));
 	tw_send(&t, job(8, "echo", "x"));
 	s = answer(&t, MSG_FAIL, 8, "code");
@@ -455,8 +305,8 @@ chunks_then_result_and_failures(void)
 	char got[8] = "";
 	bool retry;
 
-	tw_start(&t, "worker_testrole", 200, 5000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 200, 5000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(3, "chunks", NULL));
 	while (strlen(got) < 3) {
 		m = tw_recv(&t, MSG_CHUNK, 3000);
@@ -485,8 +335,8 @@ secret_over_fd_and_socket(void)
 	struct msg *m;
 	char *s;
 
-	tw_start(&t, "worker_testrole", 200, 5000, "sk-fd-secret");
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 200, 5000, "sk-fd-secret", NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(1, "secret", NULL));
 	s = answer(&t, MSG_RESULT, 1, "text");
 	CHECK_EQ_STR(s, "sk-fd-secret");
@@ -515,8 +365,8 @@ signals_and_usage(void)
 	int status;
 	pid_t pid;
 
-	tw_start(&t, "worker_testrole", 200, 5000, NULL);
-	drop(tw_recv(&t, MSG_READY, 5000));
+	tw_start(&t, "worker_testrole", 200, 5000, NULL, NULL);
+	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	kill(t.pid, SIGTERM);
 	CHECK_EQ_INT(tw_exit(&t, 3000), WORKER_EXIT_OK);
 	tw_stop(&t);

@@ -2,8 +2,10 @@
  * test_worker_offline - the offline summarizer's lines: never past the
  * limit whatever the input (huge, binary, invalid UTF-8, only newlines,
  * one endless word), always valid one-line UTF-8 led by the kind tags,
- * the user's words first, paths, numbers, names and errors kept exactly
- * when they fit, and the same line for the same input.
+ * the user's words first, the opening clause of each source, paths,
+ * names and errors kept exactly when they fit, numbers only with their
+ * unit, no run of three words said twice, each path once, and the same
+ * line for the same input.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -244,6 +246,175 @@ adversarial_inputs_stay_in_bounds(void)
 	buf_free(&out);
 }
 
+/* word_at - the next word of s from *pos, trimmed of punctuation. */
+static size_t
+word_at(const char *s, size_t *pos, const char **wp)
+{
+	size_t start, end;
+
+	while (s[*pos] == ' ')
+		(*pos)++;
+	start = *pos;
+	while (s[*pos] != '\0' && s[*pos] != ' ')
+		(*pos)++;
+	end = *pos;
+	while (start < end && strchr("([{<\"'`", s[start]) != NULL)
+		start++;
+	while (end > start && strchr(")]}>\"'`,.;:!?", s[end - 1]) != NULL &&
+	    !(end - start >= 2 && s[end - 1] == ')' && s[end - 2] == '('))
+		end--;
+	*wp = s + start;
+	return end - start;
+}
+
+/* check_no_repeated_run - no run of 3 words appears twice in line. */
+static void
+check_no_repeated_run(const char *line)
+{
+	const char *w[512];
+	size_t len[512], n = 0, pos = 0, a, b, k;
+
+	while (line[pos] != '\0' && n < 512) {
+		len[n] = word_at(line, &pos, &w[n]);
+		n++;
+	}
+	for (a = 0; a + 3 <= n; a++)
+		for (b = a + 1; b + 3 <= n; b++) {
+			for (k = 0; k < 3 && len[a + k] == len[b + k] &&
+			     memcmp(w[a + k], w[b + k], len[a + k]) == 0;
+			     k++)
+				;
+			CHECKF(k < 3, "\"%.*s %.*s %.*s\" twice in: %s",
+			    (int)len[a], w[a], (int)len[a + 1], w[a + 1],
+			    (int)len[a + 2], w[a + 2], line);
+		}
+}
+
+/* count - how many times needle occurs in s. */
+static int
+count(const char *s, const char *needle)
+{
+	int n = 0;
+
+	for (s = strstr(s, needle); s != NULL; s = strstr(s + 1, needle))
+		n++;
+	return n;
+}
+
+/*
+ * A merge of two long lines that both list the same paths says each
+ * path once, keeps the opening clause of each line, and never says a run
+ * of three words twice.
+ */
+static void
+merge_says_things_once(void)
+{
+	struct buf out = BUF_INIT, a = BUF_INIT, b = BUF_INIT;
+	struct model_input in[2];
+	int k;
+
+	buf_adds(&a, "user+shiro: The user asked for a fix of the build. ");
+	buf_adds(&b, "tool+shiro: make check failed twice in the store. ");
+	for (k = 0; k < 12; k++) {
+		buf_printf(&a,
+		    "Step %d touched src/store.c and src/fix.c "
+		    "again, as before. ",
+		    k);
+		buf_printf(&b,
+		    "Run %d read src/store.c and src/fix.c, and "
+		    "the same thing happened. ",
+		    k);
+	}
+	buf_adds(&a, "src/store.c src/fix.c");
+	buf_adds(&b, "src/store.c src/fix.c");
+	in[0] = line_in(a.data);
+	in[1] = line_in(b.data);
+	summarize(in, 2, &out);
+	CHECKF(strncmp(out.data,
+		   "user+shiro+tool: The user asked for a fix "
+		   "of the build.",
+		   54) == 0,
+	    "%s", out.data);
+	CHECKF(
+	    strstr(out.data, "make check failed twice in the store.") != NULL,
+	    "%s", out.data);
+	CHECKF(count(out.data, "src/store.c") == 1, "%s", out.data);
+	CHECKF(count(out.data, "src/fix.c") == 1, "%s", out.data);
+	check_no_repeated_run(out.data);
+	buf_free(&a);
+	buf_free(&b);
+	buf_free(&out);
+}
+
+/*
+ * A number goes in with its unit, never bare: in a long text, "took 50
+ * ms" gives "50 ms", while the numbers of sentences left out stay out.
+ */
+static void
+numbers_only_with_their_unit(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in;
+	char *text = filler(20000);
+
+	memcpy(text, "Look at the build", 17);
+	memcpy(text + 3000, " lost 7734 and 9163 here ", 25);
+	memcpy(text + 9000, " it took 50 ms then ", 20);
+	in = msg_in("tool", text, strlen(text));
+	summarize(&in, 1, &out);
+	CHECKF(strstr(out.data, "50 ms") != NULL, "%s", out.data);
+	CHECKF(strstr(out.data, "7734") == NULL, "%s", out.data);
+	CHECKF(strstr(out.data, "9163") == NULL, "%s", out.data);
+	check_no_repeated_run(out.data);
+	free(text);
+	buf_free(&out);
+}
+
+/* Composed lines never repeat a run, whatever the input (a sample). */
+static void
+no_run_is_said_twice(void)
+{
+	struct buf out = BUF_INIT, a = BUF_INIT;
+	struct model_input in[2];
+	unsigned seed = 7;
+	int round, k;
+	static const char *const words[] = {"the", "build", "failed", "in",
+	    "src/a.c", "src/b.c", "again", "ENOENT", "50", "ms", "and", "then",
+	    "it", "passed.", "make", "check", "42", "tests", "x_y", "Retry."};
+
+	for (round = 0; round < 200; round++) {
+		buf_reset(&a);
+		for (k = 0; k < 300; k++) {
+			seed = seed * 1103515245u + 12345u;
+			buf_printf(&a, "%s ", words[(seed >> 16) % 20]);
+		}
+		in[0] = msg_in(round % 2 ? "user" : "tool", a.data, a.len);
+		in[1] = line_in(a.data);
+		summarize(in, 1 + (size_t)(round % 2), &out);
+		check_no_repeated_run(out.data);
+	}
+	buf_free(&a);
+	buf_free(&out);
+}
+
+/* A long run without spaces after a short word is cut, not dropped. */
+static void
+long_run_after_a_word_is_cut(void)
+{
+	struct buf out = BUF_INIT;
+	struct model_input in;
+	char text[700];
+
+	memcpy(text, "m1 ", 3);
+	memset(text + 3, 'x', 600);
+	text[603] = '\0';
+	in = msg_in("user", text, strlen(text));
+	summarize(&in, 1, &out);
+	CHECKF(out.len > 400 && strncmp(out.data, "user: m1 xxx", 12) == 0,
+	    "%zu bytes: %.40s", out.len, out.data);
+	buf_free(&out);
+}
+
 static const struct harness_test tests[] = {
     HT(short_message_stays_whole),
     HT(merge_joins_lines_and_tags),
@@ -251,6 +422,10 @@ static const struct harness_test tests[] = {
     HT(user_words_first_in_merge),
     HT(deterministic),
     HT(adversarial_inputs_stay_in_bounds),
+    HT(merge_says_things_once),
+    HT(numbers_only_with_their_unit),
+    HT(no_run_is_said_twice),
+    HT(long_run_after_a_word_is_cut),
 };
 
 HARNESS_MAIN(tests)

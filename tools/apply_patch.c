@@ -259,7 +259,7 @@ apply_patch_file(struct apply_patch_file *f, const struct buf *old,
 	struct apply_patch_vec lines = {0}, res = {0};
 	struct apply_patch_line l;
 	size_t pos = 0, cursor = 0, i, k;
-	long at, delta = 0;
+	long at, start = 0, offset = 0, want;
 	int final_nl = old->len == 0 || old->data[old->len - 1] == '\n';
 	int r = 0;
 
@@ -267,12 +267,23 @@ apply_patch_file(struct apply_patch_file *f, const struct buf *old,
 		apply_patch_push(&lines, l.p, l.n);
 	for (k = 0; k < f->nh; k++) {
 		struct apply_patch_hunk *h = &f->hunks[k];
-		long want = h->old_start < 0
-		    ? (long)cursor
-		    : (h->old_count == 0 ? h->old_start : h->old_start - 1) +
-			delta;
+		/* The "-" line numbers count lines of the file as it was
+		 * (lines), so they are looked for there, shifted by how far
+		 * the previous hunk was from where it said (as patch(1)
+		 * does).  A number past the end means the end. */
+		if (h->old_start < 0) {
+			want = (long)cursor;
+		} else {
+			start =
+			    h->old_count == 0 ? h->old_start : h->old_start - 1;
+			if (start > (long)lines.n)
+				start = (long)lines.n;
+			want = start + offset;
+		}
 		if (want < 0)
 			want = 0;
+		if (want > (long)lines.n)
+			want = (long)lines.n;
 		if (h->old.n == 0)
 			at = (size_t)want <= lines.n ? want : (long)lines.n;
 		else
@@ -295,7 +306,8 @@ apply_patch_file(struct apply_patch_file *f, const struct buf *old,
 		for (i = 0; i < h->new_.n; i++)
 			apply_patch_push(&res, h->new_.v[i].p, h->new_.v[i].n);
 		cursor = (size_t)at + h->old.n;
-		delta += (long)h->new_.n - (long)h->old.n;
+		if (h->old_start >= 0)
+			offset = at - start;
 		if (cursor == lines.n)
 			final_nl = !h->new_no_nl;
 	}

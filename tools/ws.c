@@ -52,18 +52,32 @@ ws_hook(const char *step)
 		ws_commit_hook(step);
 }
 
-/* ws_norm - normalize slashes and "." components of a relative path. */
+/*
+ * ws_norm - the lexical normal form of a relative path: no "." or empty
+ * components, and "name/.." folded away, as the permission engine folds
+ * the path it checks.  The kernel then resolves the very path that was
+ * checked: through a symlink, "lnk/.." would otherwise be the parent of
+ * the link's target, not the directory holding the link.  A ".." left at
+ * the front climbs out, and openat2 refuses it.
+ */
 static char *
 ws_norm(const char *p)
 {
-	size_t n = strlen(p), i = 0, o = 0;
+	size_t n = strlen(p), i = 0, o = 0, j, k;
 	char *out = xmalloc(n + 2);
 
 	while (i < n) {
-		size_t j = i;
+		j = i;
 		while (j < n && p[j] != '/')
 			j++;
-		if (j > i && !(j - i == 1 && p[i] == '.')) {
+		if (j - i == 2 && p[i] == '.' && p[i + 1] == '.' && o > 0 &&
+		    !(o >= 2 && out[o - 1] == '.' && out[o - 2] == '.' &&
+			(o == 2 || out[o - 3] == '/'))) {
+			/* Drop the last component written. */
+			for (k = o; k > 0 && out[k - 1] != '/'; k--)
+				;
+			o = k > 0 ? k - 1 : 0;
+		} else if (j > i && !(j - i == 1 && p[i] == '.')) {
 			if (o > 0)
 				out[o++] = '/';
 			memcpy(out + o, p + i, j - i);
@@ -172,14 +186,41 @@ ws_parent(int wsfd, const char *rel, int *dirfd, const char **base)
 	return 0;
 }
 
+/* ws_dirs_ok - 0 when every name of rel could be made: no "." or "..",
+ * none empty or longer than NAME_MAX, the last one included; else
+ * -EXDEV, -EINVAL or -ENAMETOOLONG.  Checked before the first mkdir,
+ * so that a path which fails half-way leaves no directory behind. */
+static int
+ws_dirs_ok(const char *rel)
+{
+	const char *p = rel, *end;
+	size_t n;
+
+	for (;;) {
+		end = strchrnul(p, '/');
+		n = (size_t)(end - p);
+		if (n == 0 || (n == 1 && p[0] == '.'))
+			return -EINVAL;
+		if (n == 2 && p[0] == '.' && p[1] == '.')
+			return -EXDEV;
+		if (n > NAME_MAX)
+			return -ENAMETOOLONG;
+		if (*end == '\0')
+			return 0;
+		p = end + 1;
+	}
+}
+
 /* ws_mkdirs - create the missing directories above rel. */
 int
 ws_mkdirs(int wsfd, const char *rel)
 {
 	const char *p = rel, *slash;
 	char *name;
-	int fd, next, r = 0;
+	int fd, next, r;
 
+	if ((r = ws_dirs_ok(rel)) < 0)
+		return r;
 	fd = openat(wsfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -578,10 +619,14 @@ ws_txn_check(struct ws_txn *t, struct ws_op *op)
 	int r;
 
 	r = ws_parent(t->wsfd, op->rel, &op->dirfd, &op->base);
-	if (r == -ENOENT && !op->unlink)
-		op->mkdirs = 1; /* made once the whole set has been checked */
-	else if (r < 0)
+	if (r == -ENOENT && !op->unlink) {
+		/* Made once the whole set has been checked. */
+		if ((r = ws_dirs_ok(op->rel)) < 0)
+			return r;
+		op->mkdirs = 1;
+	} else if (r < 0) {
 		return r;
+	}
 	if (op->mkdirs ||
 	    fstatat(op->dirfd, op->base, &st, AT_SYMLINK_NOFOLLOW) < 0) {
 		if (!op->mkdirs && (errno != ENOENT || op->unlink))
@@ -636,6 +681,15 @@ ws_txn_temp(struct ws_op *op)
 	return r;
 }
 
+/* ws_same_or_under - b is a or a path under a. */
+static int
+ws_same_or_under(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+
+	return strncmp(a, b, n) == 0 && (b[n] == '\0' || b[n] == '/');
+}
+
 /* ws_txn_commit - apply the set all or nothing. */
 int
 ws_txn_commit(struct ws_txn *t, char **failed)
@@ -657,8 +711,11 @@ ws_txn_commit(struct ws_txn *t, char **failed)
 	ws_recover_locked(t->wsfd);
 	for (i = 0; i < t->n && r == 0; i++) {
 		op = &t->ops[i];
+		/* Two operations on one path, or one inside the other (a
+		 * file x and x/y), cannot both be done. */
 		for (j = 0; j < i; j++)
-			if (strcmp(t->ops[j].rel, op->rel) == 0)
+			if (ws_same_or_under(t->ops[j].rel, op->rel) ||
+			    ws_same_or_under(op->rel, t->ops[j].rel))
 				r = -EINVAL;
 		if (r == 0)
 			r = ws_txn_check(t, op);

@@ -3,10 +3,22 @@
 OBJS += $(BUILD)/workers/worker.o
 $(WORKER_LIB): $(BUILD)/workers/worker.o
 
-MODEL_OBJS := $(BUILD)/workers/model/model.o $(BUILD)/workers/model/offline.o
+# The model worker: the wires and their parsers (no libcurl) go in
+# MODEL_CORE, which the fuzz targets and unit tests link too; http.c,
+# probe.c and loop.c drive libcurl.
+MODEL_CORE := $(BUILD)/workers/model/sse.o $(BUILD)/workers/model/mjson.o \
+	$(BUILD)/workers/model/wire.o $(BUILD)/workers/model/anthropic.o \
+	$(BUILD)/workers/model/responses.o $(BUILD)/workers/model/chat.o \
+	$(BUILD)/workers/model/reply.o $(BUILD)/workers/model/request.o \
+	$(BUILD)/workers/model/retry.o $(BUILD)/workers/model/tries.o \
+	$(BUILD)/workers/model/offline.o
+MODEL_OBJS := $(MODEL_CORE) $(BUILD)/workers/model/model.o \
+	$(BUILD)/workers/model/loop.o $(BUILD)/workers/model/http.o \
+	$(BUILD)/workers/model/probe.o
 OBJS += $(MODEL_OBJS)
 BINS += $(BUILD)/shiro-model-worker
-$(BUILD)/shiro-model-worker: LDLIBS += $(LIBS_ZMQ) $(LIBS_SECCOMP)
+$(BUILD)/shiro-model-worker: LDLIBS += $(LIBS_CURL) $(LIBS_JSON) $(LIBS_ZMQ) \
+	$(LIBS_SECCOMP) -lm
 $(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(SANDBOX_LIB) \
     $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
@@ -15,7 +27,7 @@ $(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(SANDBOX_LIB) \
 # processes (the model worker, and a test role that exercises the rest).
 TESTS += $(BUILD)/tests/test_worker_offline $(BUILD)/tests/test_worker
 OBJS += $(BUILD)/tests/test_worker_offline.o $(BUILD)/tests/test_worker.o \
-	$(BUILD)/tests/worker_testrole.o
+	$(BUILD)/tests/worker_testrole.o $(BUILD)/tests/worker_util.o
 $(BUILD)/tests/test_worker_offline: $(BUILD)/tests/test_worker_offline.o \
     $(BUILD)/workers/model/offline.o $(HARNESS_OBJ) $(UTIL_LIB)
 	$(link)
@@ -24,7 +36,42 @@ $(BUILD)/tests/worker_testrole: $(BUILD)/tests/worker_testrole.o \
     $(WORKER_LIB) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 $(BUILD)/tests/test_worker: LDLIBS += $(LIBS_ZMQ)
-$(BUILD)/tests/test_worker: $(BUILD)/tests/test_worker.o $(HARNESS_OBJ) \
-    $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shiro-model-worker \
+$(BUILD)/tests/test_worker: $(BUILD)/tests/test_worker.o \
+    $(BUILD)/tests/worker_util.o $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | \
+    $(BUILD)/shiro-model-worker \
     $(BUILD)/tests/worker_testrole
 	$(link)
+
+# The model worker against the mock provider (tests/mock_provider.py).
+MODEL_TEST_UTIL := $(BUILD)/tests/model_util.o $(BUILD)/tests/mock_util.o \
+	$(BUILD)/tests/worker_util.o
+TESTS += $(BUILD)/tests/test_model
+OBJS += $(BUILD)/tests/test_model.o $(BUILD)/tests/model_util.o \
+	$(BUILD)/tests/mock_util.o
+$(BUILD)/tests/test_model: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/test_model: $(BUILD)/tests/test_model.o $(MODEL_TEST_UTIL) \
+    $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shiro-model-worker
+	$(link)
+TESTS += $(BUILD)/tests/test_model_faults
+OBJS += $(BUILD)/tests/test_model_faults.o
+$(BUILD)/tests/test_model_faults: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/test_model_faults: $(BUILD)/tests/test_model_faults.o \
+    $(MODEL_TEST_UTIL) $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | \
+    $(BUILD)/shiro-model-worker
+	$(link)
+TESTS += $(BUILD)/tests/test_model_units
+OBJS += $(BUILD)/tests/test_model_units.o
+$(BUILD)/tests/test_model_units: LDLIBS += -lm
+$(BUILD)/tests/test_model_units: $(BUILD)/tests/test_model_units.o \
+    $(BUILD)/workers/model/sse.o $(BUILD)/workers/model/retry.o \
+    $(BUILD)/workers/model/tries.o $(HARNESS_OBJ) $(UTIL_LIB)
+	$(link)
+
+# make bench: compaction throughput and CANCEL latency at the worker.
+BENCHES += $(BUILD)/tests/bench_model
+OBJS += $(BUILD)/tests/bench_model.o
+$(BUILD)/tests/bench_model: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/bench_model: $(BUILD)/tests/bench_model.o $(MODEL_TEST_UTIL) \
+    $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shiro-model-worker
+	$(link)
+

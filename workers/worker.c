@@ -48,6 +48,10 @@ struct worker {
 	char fail_text[1024];
 	bool fail_retry;
 	void *data;
+	/* An asynchronous role's jobs in flight, and its poll items. */
+	uint64_t held[WORKER_JOBS_MAX];
+	unsigned nheld;
+	struct zsock_poll *items; /* [0] the broker, then the role's */
 };
 
 static volatile sig_atomic_t worker_stop;
@@ -64,6 +68,7 @@ worker_on_signal(int sig)
 static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 {
 	msg_destroy(&w->pending);
+	free(w->items);
 	zsock_close(&w->sock);
 	zsock_term();
 	explicit_bzero(w->secret, sizeof(w->secret));
@@ -110,6 +115,20 @@ worker_send_fail(struct worker *w, uint64_t job, const char *code, bool retry,
 	msg_destroy(&m);
 }
 
+/* worker_send_heartbeat - HEARTBEAT, with a job in flight if any. */
+static void
+worker_send_heartbeat(struct worker *w)
+{
+	struct msg *m = msg_new(MSG_HEARTBEAT);
+
+	if (w->busy)
+		msg_set_int(m, "job", (int64_t)w->job);
+	else if (w->nheld > 0)
+		msg_set_int(m, "job", (int64_t)w->held[0]);
+	worker_send(w, m);
+	msg_destroy(&m);
+}
+
 /* worker_dial - a new DEALER to the broker (replacing any old one). */
 static void
 worker_dial(struct worker *w)
@@ -137,10 +156,87 @@ worker_ready(struct worker *w)
 	msg_set_str(m, "role", w->role->role);
 	msg_set_str(m, "provider", w->provider);
 	msg_set_int(m, "pid", getpid());
-	msg_set_int(m, "jobs", w->role->jobs ? w->role->jobs : 1);
+	msg_set_int(m, "jobs",
+	    w->role->async == NULL || w->role->jobs == 0 ? 1
+		: w->role->jobs > WORKER_JOBS_MAX	 ? WORKER_JOBS_MAX
+							 : w->role->jobs);
 	msg_set_int(m, "version", MSG_VERSION);
 	worker_send(w, m);
 	msg_destroy(&m);
+}
+
+/* worker_held_index - where job is in w->held, or -1. */
+static int
+worker_held_index(const struct worker *w, uint64_t job)
+{
+	unsigned k;
+
+	for (k = 0; k < w->nheld; k++)
+		if (w->held[k] == job)
+			return (int)k;
+	return -1;
+}
+
+/* worker_release - take job out of the jobs in flight; false if absent. */
+static bool
+worker_release(struct worker *w, uint64_t job)
+{
+	int k = worker_held_index(w, job);
+
+	if (k < 0)
+		return false;
+	w->held[k] = w->held[--w->nheld];
+	return true;
+}
+
+/* worker_async_job - a JOB for an asynchronous role (taking m). */
+static void
+worker_async_job(struct worker *w, struct msg *m)
+{
+	unsigned max = w->role->jobs ? w->role->jobs : 1;
+	uint64_t job = 0;
+
+	if (max > WORKER_JOBS_MAX)
+		max = WORKER_JOBS_MAX;
+	msg_get_uint(m, "job", &job);
+	if (worker_held_index(w, job) >= 0) {
+		worker_send_fail(w, job, "busy", true,
+		    "a job with this number is already running");
+		msg_destroy(&m);
+		return;
+	}
+	if (w->nheld >= max) {
+		worker_send_fail(w, job, "busy", true,
+		    "this worker already runs as many jobs as it can");
+		msg_destroy(&m);
+		return;
+	}
+	w->held[w->nheld++] = job;
+	w->role->async->job(w, m);
+}
+
+/* worker_async_cancel - CANCEL of an asynchronous role's job. */
+static void
+worker_async_cancel(struct worker *w, uint64_t job)
+{
+	if (!worker_release(w, job))
+		return;
+	w->role->async->cancel(w, job);
+	worker_send_fail(w, job, "canceled", false, "canceled by the broker");
+}
+
+/* worker_async_lost - the broker was lost: drop every job in flight. */
+static void
+worker_async_lost(struct worker *w)
+{
+	uint64_t job;
+
+	while (w->nheld > 0) {
+		job = w->held[--w->nheld];
+		log_warnx("job %llu abandoned: the broker was lost",
+		    (unsigned long long)job);
+		w->role->async->cancel(w, job);
+	}
 }
 
 /* worker_dispatch - act on one message from the broker (taking it). */
@@ -174,10 +270,16 @@ worker_dispatch(struct worker *w, struct msg *m)
 		worker_exit(w, WORKER_EXIT_OK);
 	case MSG_CANCEL:
 		msg_get_uint(m, "job", &job);
-		if (w->busy && job == w->job)
+		if (w->role->async != NULL)
+			worker_async_cancel(w, job);
+		else if (w->busy && job == w->job)
 			w->canceled = true;
 		break;
 	case MSG_JOB:
+		if (w->role->async != NULL) {
+			worker_async_job(w, m);
+			return;
+		}
 		msg_get_uint(m, "job", &job);
 		if (w->busy || w->pending != NULL) {
 			worker_send_fail(w, job, "busy", true,
@@ -228,16 +330,18 @@ worker_read(struct worker *w)
 }
 
 /*
- * worker_tick - wait up to ms for the broker, read what came, send a
- * heartbeat when due, and reconnect or give up when it is silent.
- * Returns -SHIRO_ERR_TIMEOUT when it reconnected (the broker was lost).
+ * worker_wait - wait up to ms for the broker and for items[1..n) (the
+ * role's, n counting the broker's items[0]), read what came from the
+ * broker, send a heartbeat when due, and reconnect or give up when it is
+ * silent.  Returns -SHIRO_ERR_TIMEOUT when it reconnected (the broker
+ * was lost), else 0.
  */
 static int
-worker_tick(struct worker *w, long ms)
+worker_wait(struct worker *w, long ms, struct zsock_poll *items, int n)
 {
-	struct zsock_poll it = {w->sock, -1, ZSOCK_IN, 0};
 	long long now = zsock_now_ms();
 	long wait = ms;
+	int k;
 
 	if (w->next_hb - now < wait)
 		wait = (long)(w->next_hb - now);
@@ -247,13 +351,18 @@ worker_tick(struct worker *w, long ms)
 		wait = 0;
 	if (worker_stop)
 		worker_exit(w, WORKER_EXIT_OK);
-	if (zsock_poll(&it, 1, wait) > 0 && (it.revents & ZSOCK_IN))
+	items[0].sock = w->sock;
+	items[0].fd = -1;
+	items[0].events = ZSOCK_IN;
+	for (k = 0; k < n; k++)
+		items[k].revents = 0;
+	if (zsock_poll(items, n, wait) > 0 && (items[0].revents & ZSOCK_IN))
 		worker_read(w);
 	if (worker_stop)
 		worker_exit(w, WORKER_EXIT_OK);
 	now = zsock_now_ms();
 	if (now >= w->next_hb)
-		worker_send_simple(w, MSG_HEARTBEAT, w->busy);
+		worker_send_heartbeat(w);
 	if (now < w->reconnect_at)
 		return 0;
 	if (now - w->last_recv >= w->give_up_ms) {
@@ -268,6 +377,39 @@ worker_tick(struct worker *w, long ms)
 	w->backoff = w->backoff * 2 > WORKER_BACKOFF_MAX ? WORKER_BACKOFF_MAX
 							 : w->backoff * 2;
 	return -SHIRO_ERR_TIMEOUT;
+}
+
+/* worker_tick - worker_wait() on the broker alone (synchronous roles). */
+static int
+worker_tick(struct worker *w, long ms)
+{
+	struct zsock_poll it;
+
+	return worker_wait(w, ms, &it, 1);
+}
+
+/*
+ * worker_async_round - one round of an asynchronous role: its items and
+ * the broker in one wait, then the role acts on what is ready.
+ */
+static void
+worker_async_round(struct worker *w)
+{
+	const struct worker_async *a = w->role->async;
+	long role_ms = -1, ms = w->hb_ms;
+	int n;
+
+	if (w->items == NULL)
+		w->items = xreallocarray(
+		    NULL, WORKER_ITEMS_MAX + 1, sizeof(*w->items));
+	n = a->poll(w, w->items + 1, WORKER_ITEMS_MAX, &role_ms);
+	if (n < 0 || n > WORKER_ITEMS_MAX)
+		n = 0;
+	if (role_ms >= 0 && role_ms < ms)
+		ms = role_ms;
+	if (worker_wait(w, ms, w->items, n + 1) < 0)
+		worker_async_lost(w);
+	a->ready(w, w->items + 1, n);
 }
 
 /* worker_poll - keep the connection alive during a job. */
@@ -309,6 +451,64 @@ worker_failure(
 	va_end(ap);
 	w->fail_retry = retry;
 	w->failed = true;
+}
+
+/* worker_job_chunk - stream text of an asynchronous role's job. */
+void
+worker_job_chunk(struct worker *w, uint64_t job, const char *part,
+    const char *text, size_t len)
+{
+	struct msg *m;
+
+	if (worker_held_index(w, job) < 0)
+		return;
+	m = msg_new(MSG_CHUNK);
+	msg_set_int(m, "job", (int64_t)job);
+	msg_set_strn(m, "text", text, len);
+	if (part != NULL)
+		msg_set_str(m, "part", part);
+	worker_send(w, m);
+	msg_destroy(&m);
+}
+
+/* worker_job_result - answer a job with its RESULT. */
+void
+worker_job_result(struct worker *w, struct msg **resultp)
+{
+	uint64_t job = 0;
+
+	msg_get_uint(*resultp, "job", &job);
+	if (worker_release(w, job)) {
+		if (msg_check(*resultp) == 0)
+			worker_send(w, *resultp);
+		else
+			worker_send_fail(
+			    w, job, "internal", false, msg_strerror());
+	}
+	msg_destroy(resultp);
+}
+
+/* worker_job_fail - answer job with FAIL. */
+void
+worker_job_fail(struct worker *w, uint64_t job, const char *code, bool retry,
+    const char *fmt, ...)
+{
+	char text[1024];
+	va_list ap;
+
+	if (!worker_release(w, job))
+		return;
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	worker_send_fail(w, job, code, retry, text);
+}
+
+/* worker_job_held - whether job is in flight. */
+bool
+worker_job_held(const struct worker *w, uint64_t job)
+{
+	return worker_held_index(w, job) >= 0;
 }
 
 /* worker_run - run the pending job through the service and answer it. */
@@ -529,6 +729,10 @@ worker_main(int argc, char **argv, const struct worker_role *role)
 	w->reconnect_at = w->last_recv + 3 * w->hb_ms;
 	w->backoff = WORKER_BACKOFF_MIN;
 	for (;;) {
+		if (role->async != NULL) {
+			worker_async_round(w);
+			continue;
+		}
 		worker_tick(w, w->hb_ms);
 		if (w->pending != NULL)
 			worker_run(w);

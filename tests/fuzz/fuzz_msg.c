@@ -12,8 +12,7 @@
 
 #include "proto/log.h"
 #include "proto/msg.h"
-
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+#include "tests/fuzz/fuzz_util.h"
 
 /* LLVMFuzzerTestOneInput - decode one input and check what comes out. */
 int

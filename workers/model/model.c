@@ -1,140 +1,63 @@
 /*
  * model.c - shiro-model-worker: the model role on the worker skeleton.
  *
- * main() hands the role to worker_main().  The service reads a JOB,
- * checks it, and hands it to the provider chosen with --provider.
+ * main() takes the model's own options off the command line (the wire,
+ * its base URL, jobs at once, deadlines, retries, the response cap, the
+ * probe) and hands the rest to worker_main().  The role is asynchronous:
+ * its jobs run in loop.c, several at once.
  */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
-#include "proto/msg.h"
+#include "proto/xmalloc.h"
 #include "sandbox/sandbox.h"
+#include "workers/model/loop.h"
 #include "workers/model/model.h"
-#include "workers/model/offline.h"
+#include "workers/model/probe.h"
 #include "workers/worker.h"
 
-/* The providers; the HTTP ones join this table in their own files. */
-static const struct model_provider model_providers[] = {
-    {"offline", false, offline_compact},
+static struct model_opts model_opts = {
+    .wire = NULL,
+    .wire_name = NULL,
+    .base_url = NULL,
+    .jobs = MODEL_JOBS_DEFAULT,
+    .connect_ms = MODEL_CONNECT_MS,
+    .idle_ms = MODEL_IDLE_MS,
+    .total_ms = MODEL_TOTAL_MS,
+    .max_retries = 2,
+    .max_bytes = MODEL_MAX_BYTES,
 };
 
-/* model_provider_of - the provider named name, or NULL. */
-static const struct model_provider *
-model_provider_of(const char *name)
-{
-	size_t k;
-
-	for (k = 0; k < sizeof(model_providers) / sizeof(model_providers[0]);
-	     k++)
-		if (strcmp(model_providers[k].name, name) == 0)
-			return &model_providers[k];
-	return NULL;
-}
-
-/* model_input_read - one input map of a JOB into in. */
-static int
-model_input_read(const struct msg_val *v, struct model_input *in)
-{
-	const struct msg_val *text = msg_val_get(v, "text");
-	const struct msg_val *kind = msg_val_get(v, "kind");
-	int64_t id, n;
-
-	if (v->type != MSG_V_MAP || text == NULL || text->type != MSG_V_STR ||
-	    msg_val_int(v, "id", &id) < 0 || msg_val_int(v, "n", &n) < 0 ||
-	    id < 0 || n < 1)
-		return -SHIRO_ERR_PROTO;
-	if (kind != NULL && kind->type != MSG_V_STR)
-		return -SHIRO_ERR_PROTO;
-	in->id = (uint64_t)id;
-	in->n = (uint64_t)n;
-	in->kind = kind ? kind->u.s.ptr : NULL;
-	in->text = text->u.s.ptr;
-	in->len = text->u.s.len;
-	return 0;
-}
-
-/* model_compact_read - a compaction job from JOB m, checked. */
-int
-model_compact_read(const struct msg *m, struct model_compact *job)
-{
-	const struct msg_val *inputs = NULL;
-	uint64_t limit = MODEL_NODE_MAX;
-	size_t k;
-
-	memset(job, 0, sizeof(*job));
-	if (msg_get_uint(m, "job", &job->job) < 0 ||
-	    msg_get_uint(m, "l", &job->l) < 0 ||
-	    msg_get_uint(m, "i", &job->i) < 0 ||
-	    msg_get_arr(m, "inputs", &inputs) < 0)
-		return -SHIRO_ERR_PROTO;
-	msg_get_uint(m, "limit", &limit);
-	if (limit < 16 || limit > MODEL_NODE_MAX)
-		return -SHIRO_ERR_PROTO;
-	job->limit = (size_t)limit;
-	if (msg_get_arr(m, "context", &job->context) < 0)
-		job->context = NULL;
-	/* A message (l = 0) has one input, a merge two. */
-	if (inputs->u.a.n != (job->l == 0 ? 1u : 2u))
-		return -SHIRO_ERR_PROTO;
-	for (k = 0; k < inputs->u.a.n; k++)
-		if (model_input_read(inputs->u.a.items[k], &job->inputs[k]) < 0)
-			return -SHIRO_ERR_PROTO;
-	job->ninputs = inputs->u.a.n;
-	if (job->l == 0 && job->inputs[0].kind == NULL)
-		return -SHIRO_ERR_PROTO;
-	return 0;
-}
-
-/* model_service - do one JOB with this worker's provider. */
-static int
-model_service(struct worker *w, const struct msg *m, struct msg *result)
-{
-	const struct model_provider *p = worker_data(w);
-	struct model_compact job;
-	struct buf out = BUF_INIT;
-	const char *kind;
-	unsigned tries = 0;
-	int rc;
-
-	msg_get_str(m, "kind", &kind, NULL);
-	if (strcmp(kind, "compact") != 0) {
-		worker_failure(w, "badjob", false,
-		    "a model worker does no %.32s jobs", kind);
-		return -SHIRO_ERR_UNSUPP;
-	}
-	if (model_compact_read(m, &job) < 0) {
-		worker_failure(w, "badjob", false,
-		    "compact: l, i, limit or inputs missing or wrong");
-		return -SHIRO_ERR_PROTO;
-	}
-	rc = p->compact(w, &job, &out, &tries);
-	if (rc == 0) {
-		msg_set_strn(result, "text", out.data, out.len);
-		msg_set_int(result, "tries", tries);
-	}
-	buf_free(&out);
-	return rc;
-}
-
-/* model_setup - pick the provider; one that needs a key must have it. */
+/* model_setup - the loop for this worker's wire (before the jail). */
 static int
 model_setup(struct worker *w)
 {
-	const struct model_provider *p = model_provider_of(worker_provider(w));
-	size_t len;
+	struct model_opts *o = &model_opts;
+	struct loop *lp;
+	int rc;
 
-	if (p == NULL) {
-		log_warnx("unknown model provider %s", worker_provider(w));
-		return -SHIRO_ERR_NOENT;
+	if (o->wire_name == NULL) {
+		/* No --wire: the provider's name must be a wire. */
+		o->wire_name = worker_provider(w);
+		o->wire = model_wire_of(o->wire_name);
+		if (o->wire == NULL && strcmp(o->wire_name, "offline") != 0) {
+			log_warnx("provider %s: give its wire with --wire "
+				  "(offline, anthropic, openai-responses, "
+				  "openai-chat)",
+			    o->wire_name);
+			return -SHIRO_ERR_NOENT;
+		}
 	}
-	if (p->needs_secret && worker_secret(w, &len) == NULL) {
-		log_warnx("provider %s needs a key (--secret-fd)", p->name);
-		return -SHIRO_ERR_PERM;
+	if ((rc = loop_new(w, o, &lp)) < 0) {
+		log_warnx("libcurl would not start");
+		return rc;
 	}
-	worker_set_data(w, (void *)p);
+	worker_set_data(w, lp);
 	return 0;
 }
 
@@ -156,18 +79,151 @@ model_lockdown(struct worker *w)
 #endif
 }
 
-static const struct worker_role model_role = {
+static struct worker_role model_role = {
     .role = "model",
     .provider = "offline",
-    .jobs = 1,
+    .jobs = MODEL_JOBS_DEFAULT,
     .setup = model_setup,
     .lockdown = model_lockdown,
-    .service = model_service,
+    .async = &loop_async,
 };
 
-/* main - run the model worker. */
+/* model_usage - the model's own options, before the skeleton's. */
+static void
+model_usage(FILE *fp)
+{
+	fprintf(fp,
+	    "The model worker's own options:\n"
+	    "  --wire W                 offline (default), anthropic,\n"
+	    "                           openai-responses or openai-chat\n"
+	    "  --base-url URL           the endpoint without its path\n"
+	    "                           (default: the wire's official one)\n"
+	    "  --jobs N                 calls at once, 1 to %d (default %d)\n"
+	    "  --connect-timeout-ms N   connect deadline (default %d)\n"
+	    "  --idle-timeout-ms N      no byte for this long fails a call\n"
+	    "                           (default %d)\n"
+	    "  --total-timeout-ms N     a job's whole deadline (default %d)\n"
+	    "  --max-retries N          retries of a call (default 2)\n"
+	    "  --max-response-bytes N   cap on one response (default %u)\n"
+	    "  --probe                  GET the endpoint once, print whether\n"
+	    "                           it answered, exit 0 if it did\n",
+	    WORKER_JOBS_MAX, MODEL_JOBS_DEFAULT, MODEL_CONNECT_MS,
+	    MODEL_IDLE_MS, MODEL_TOTAL_MS, MODEL_MAX_BYTES);
+}
+
+/* model_number - a number option within [min, max], or exit with usage. */
+static long long
+model_number(const char *opt, const char *s, long long min, long long max)
+{
+	char *end;
+	long long v;
+
+	errno = 0;
+	v = strtoll(s, &end, 10);
+	if (errno != 0 || *end != '\0' || end == s || v < min || v > max) {
+		fprintf(stderr, "%s: not a number from %lld to %lld: %s\n", opt,
+		    min, max, s);
+		exit(WORKER_EXIT_USAGE);
+	}
+	return v;
+}
+
+/*
+ * model_option - if argv[*k] is one of the model's options, take it (and
+ * its value) and return true.
+ */
+static bool
+model_option(int argc, char **argv, int *k, bool *probe)
+{
+	static const char *const names[] = {"--wire", "--base-url", "--jobs",
+	    "--connect-timeout-ms", "--idle-timeout-ms", "--total-timeout-ms",
+	    "--max-retries", "--max-response-bytes", NULL};
+	struct model_opts *o = &model_opts;
+	const char *a = argv[*k], *v = NULL;
+	size_t k2, nl;
+
+	if (strcmp(a, "--probe") == 0) {
+		*probe = true;
+		return true;
+	}
+	for (k2 = 0; names[k2] != NULL; k2++) {
+		nl = strlen(names[k2]);
+		if (strncmp(a, names[k2], nl) == 0 &&
+		    (a[nl] == '\0' || a[nl] == '='))
+			break;
+	}
+	if (names[k2] == NULL)
+		return false;
+	if (a[nl] == '=') {
+		v = a + nl + 1;
+	} else if (*k + 1 < argc) {
+		v = argv[++*k];
+	} else {
+		fprintf(stderr, "%s needs a value\n", names[k2]);
+		exit(WORKER_EXIT_USAGE);
+	}
+	switch (k2) {
+	case 0:
+		o->wire_name = v;
+		o->wire = model_wire_of(v);
+		if (o->wire == NULL && strcmp(v, "offline") != 0) {
+			fprintf(stderr, "--wire: unknown wire %s\n", v);
+			exit(WORKER_EXIT_USAGE);
+		}
+		break;
+	case 1:
+		if (strncmp(v, "http://", 7) != 0 &&
+		    strncmp(v, "https://", 8) != 0) {
+			fprintf(
+			    stderr, "--base-url: not an http(s) URL: %s\n", v);
+			exit(WORKER_EXIT_USAGE);
+		}
+		o->base_url = v;
+		break;
+	case 2:
+		o->jobs = (unsigned)model_number(a, v, 1, WORKER_JOBS_MAX);
+		break;
+	case 3:
+		o->connect_ms = (long)model_number(a, v, 1, INT_MAX);
+		break;
+	case 4:
+		o->idle_ms = (long)model_number(a, v, 1, INT_MAX);
+		break;
+	case 5:
+		o->total_ms = (long)model_number(a, v, 1, INT_MAX);
+		break;
+	case 6:
+		o->max_retries = (unsigned)model_number(a, v, 0, 10);
+		break;
+	case 7:
+		o->max_bytes = (uint64_t)model_number(a, v, 1024, 1LL << 30);
+		break;
+	}
+	return true;
+}
+
+/* main - run the model worker (or its probe). */
 int
 main(int argc, char **argv)
 {
-	return worker_main(argc, argv, &model_role);
+	char **rest = xreallocarray(NULL, (size_t)argc + 1, sizeof(*rest));
+	bool probe = false;
+	int k, n = 0;
+
+	rest[n++] = argv[0];
+	for (k = 1; k < argc; k++) {
+		if (strcmp(argv[k], "--help") == 0)
+			model_usage(stdout);
+		if (!model_option(argc, argv, &k, &probe))
+			rest[n++] = argv[k];
+	}
+	rest[n] = NULL;
+	if (probe) {
+		if (model_opts.wire_name == NULL)
+			model_opts.wire_name = "offline";
+		free(rest);
+		return probe_run(&model_opts);
+	}
+	model_role.jobs = model_opts.jobs;
+	return worker_main(n, rest, &model_role);
 }

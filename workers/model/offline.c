@@ -1,13 +1,28 @@
 /*
- * offline.c - the `offline` provider: a deterministic extractive
- * summarizer that needs no network.
+ * offline.c - the `offline` wire: a deterministic extractive summarizer
+ * that needs no network.
  *
- * The text of each input is first made safe: invalid UTF-8 becomes
- * U+FFFD, control characters become spaces, line ends and sentence ends
- * split it into segments.  The line is then filled in priority order
- * (offline.h): tags, the user's words, error sentences, key tokens, the
- * rest.  Work is bounded: only the first OFFLINE_SCAN bytes of an input
- * are read, since a 512-byte line cannot use more.
+ * Each input is first made safe: invalid UTF-8 becomes U+FFFD, control
+ * characters become spaces, line ends and sentence ends split it into
+ * segments, and a long segment splits further at its commas, semicolons
+ * and colons: those are the clauses.  The line is then made of whole
+ * clauses and tokens, in this order while they fit (offline.h):
+ *
+ *   1. the kind tags, "user: " or "user+shiro: ";
+ *   2. the opening clause of each source, the user's first (cut at a
+ *      word boundary when it alone is too long for its share);
+ *   3. the clauses that report errors;
+ *   4. the clauses that hold a path, a file name or an identifier;
+ *   5. the paths, file names, identifiers and error names not said yet,
+ *      each alone;
+ *   6. the remaining clauses, in order;
+ *   7. the numbers not said yet with their unit ("50 ms", "3 tests"): a
+ *      bare number says nothing and stays out.
+ *
+ * Nothing goes in that would say a run of three words a second time, or
+ * a key token twice: a merge of two lines that both list src/store.c
+ * says it once.  Work is bounded: only the first OFFLINE_SCAN bytes of an
+ * input are read, since a 512-byte line cannot use more.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -15,49 +30,62 @@
 #include <string.h>
 
 #include "proto/buf.h"
-#include "proto/err.h"
 #include "proto/utf8.h"
 #include "proto/xmalloc.h"
 #include "workers/model/offline.h"
 
 #define OFFLINE_SCAN (64u << 10) /* bytes read of each input */
-#define OFFLINE_SEGS 2048 /* segments kept of each input */
-#define OFFLINE_TOKENS 96 /* key tokens kept in all */
-#define OFFLINE_TOKEN_MAX 96 /* bytes of a key token */
+#define OFFLINE_WORDS 8192 /* words kept of each input */
 #define OFFLINE_TAGS 64 /* bytes of the tag list */
 #define OFFLINE_SEP " / " /* between two sources that fit whole */
+#define OFFLINE_CLAUSE 160 /* a longer segment splits at , ; : */
+#define OFFLINE_RUN 3 /* words: a run this long is never said twice */
+#define OFFLINE_LINE_WORDS 512 /* words of a line, at most */
 #define OFFLINE_LONG_WORD 32 /* a longer word may be cut to fit */
 
 static const char offline_repl[] = "\xef\xbf\xbd";
 
-/* A segment: a sentence or a line of an input's normalized text. */
-struct offline_seg {
-	size_t start, len;
-	size_t used; /* bytes of it already in the line */
-	bool error; /* it reports an error */
-};
-
-/* An input, normalized. */
-struct offline_src {
-	struct buf text; /* words split by ' ', segments by '\n' */
-	bool user; /* the user's words (or a line that holds them) */
-	struct offline_seg *segs;
-	size_t nsegs;
-};
-
-/* Kinds of key tokens, in the order they are kept. */
+/* Kinds of key tokens. */
 enum offline_tok {
 	OFFLINE_NONE,
 	OFFLINE_ERROR,
 	OFFLINE_PATH,
-	OFFLINE_NUM,
-	OFFLINE_NAME
+	OFFLINE_NAME,
+	OFFLINE_NUM
 };
 
-struct offline_token {
+/* A word of a source: its bytes in the source's text. */
+struct offline_word {
+	size_t start, len; /* the word as written */
+	size_t kstart, klen; /* trimmed of punctuation, for tokens */
 	enum offline_tok kind;
-	const char *p;
-	size_t len;
+	bool end; /* the last word of its segment */
+};
+
+/* A clause: words [first, first + n) of a source. */
+struct offline_clause {
+	size_t first, n;
+	bool error, key, used;
+};
+
+/* An input, normalized and cut into words and clauses. */
+struct offline_src {
+	struct buf text; /* words split by ' ', segments by '\n' */
+	bool user; /* the user's words (or a line that holds them) */
+	struct offline_word *w;
+	size_t nw;
+	struct offline_clause *c;
+	size_t nc;
+};
+
+/* The line being made: its bytes, its words' and its runs' hashes. */
+struct offline_line {
+	struct buf *out;
+	size_t limit;
+	uint64_t h[OFFLINE_LINE_WORDS]; /* each word */
+	size_t nh;
+	uint64_t run[OFFLINE_LINE_WORDS]; /* each run of OFFLINE_RUN words */
+	size_t nrun;
 };
 
 /* offline_space - a character of n bytes at s: 0 visible, 1 space, 2 end. */
@@ -90,6 +118,7 @@ offline_normalize(const char *s, size_t len, struct buf *b)
 
 	if (len > OFFLINE_SCAN)
 		len = OFFLINE_SCAN;
+	buf_adds(b, "");
 	while (pos < len) {
 		n = utf8_char_len(s + pos, len - pos);
 		kind = n == 0 ? 0 : offline_space(u + pos, n);
@@ -203,12 +232,12 @@ offline_classify(const char *w, size_t n, bool first)
 	if (dot > 0 && dot + 1 < n && isalpha((unsigned char)w[dot + 1]) &&
 	    n - dot - 1 <= 6 && !digit)
 		return OFFLINE_PATH;
-	if (digit)
-		return OFFLINE_NUM;
 	if (camel || memchr(w, '_', n) != NULL ||
 	    (n > 2 && memmem(w, n, "::", 2) != NULL) ||
 	    offline_ends(w, n, "()"))
 		return OFFLINE_NAME;
+	if (digit)
+		return OFFLINE_NUM;
 	/* A capitalized word inside a sentence: a proper name. */
 	if (!first && alpha && n >= 2 && isupper((unsigned char)w[0]))
 		return OFFLINE_NAME;
@@ -236,45 +265,236 @@ offline_trim(const char **wp, size_t *np)
 	*np = n;
 }
 
-/* offline_segment - split src's text into segments; mark error ones. */
+/* offline_words - cut src's text into words. */
 static void
-offline_segment(
-    struct offline_src *src, struct offline_token *toks, size_t *ntoks)
+offline_words(struct offline_src *src)
 {
 	const char *t = src->text.data;
-	size_t len = src->text.len, pos = 0, end, w, we;
+	size_t len = src->text.len, pos = 0, end;
+	bool first = true;
 
-	src->segs = xreallocarray(NULL, OFFLINE_SEGS, sizeof(*src->segs));
-	while (pos < len && src->nsegs < OFFLINE_SEGS) {
-		struct offline_seg *sg = &src->segs[src->nsegs++];
-		const char *nl = memchr(t + pos, '\n', len - pos);
+	src->w = xreallocarray(NULL, OFFLINE_WORDS, sizeof(*src->w));
+	while (pos < len && src->nw < OFFLINE_WORDS) {
+		struct offline_word *w = &src->w[src->nw++];
+		const char *k;
+		size_t kn;
 
-		end = nl ? (size_t)(nl - t) : len;
-		sg->start = pos;
-		sg->len = end - pos;
-		sg->used = 0;
-		sg->error = false;
-		for (w = pos; w < end; w = we + 1) {
-			const char *word = t + w;
-			const char *sp = memchr(word, ' ', end - w);
-			size_t n;
-			enum offline_tok kind;
-
-			we = sp ? (size_t)(sp - t) : end;
-			n = we - w;
-			offline_trim(&word, &n);
-			kind = offline_classify(word, n, w == pos);
-			if (kind == OFFLINE_ERROR)
-				sg->error = true;
-			if (kind != OFFLINE_NONE && n <= OFFLINE_TOKEN_MAX &&
-			    *ntoks < OFFLINE_TOKENS) {
-				toks[*ntoks].kind = kind;
-				toks[*ntoks].p = word;
-				toks[*ntoks].len = n;
-				(*ntoks)++;
-			}
-		}
+		for (end = pos; end < len && t[end] != ' ' && t[end] != '\n';
+		     end++)
+			;
+		w->start = pos;
+		w->len = end - pos;
+		k = t + pos;
+		kn = w->len;
+		offline_trim(&k, &kn);
+		w->kstart = (size_t)(k - t);
+		w->klen = kn;
+		w->kind = offline_classify(k, kn, first);
+		w->end = end >= len || t[end] == '\n';
+		first = w->end;
 		pos = end + 1;
+	}
+	if (src->nw > 0)
+		src->w[src->nw - 1].end = true;
+}
+
+/* offline_clauses - group src's words into clauses. */
+static void
+offline_clauses(struct offline_src *src)
+{
+	const char *t = src->text.data;
+	size_t k = 0, bytes;
+
+	src->c = xreallocarray(NULL, src->nw + 1, sizeof(*src->c));
+	while (k < src->nw) {
+		struct offline_clause *c = &src->c[src->nc++];
+		size_t seg_end = k;
+
+		/* The segment's length decides whether it splits further. */
+		while (!src->w[seg_end].end)
+			seg_end++;
+		bytes = src->w[seg_end].start + src->w[seg_end].len -
+		    src->w[k].start;
+		memset(c, 0, sizeof(*c));
+		c->first = k;
+		for (;;) {
+			const struct offline_word *w = &src->w[k];
+			char last = w->len ? t[w->start + w->len - 1] : ' ';
+
+			c->n++;
+			if (w->kind == OFFLINE_ERROR)
+				c->error = true;
+			if (w->kind == OFFLINE_PATH || w->kind == OFFLINE_NAME)
+				c->key = true;
+			k++;
+			if (w->end ||
+			    (bytes > OFFLINE_CLAUSE &&
+				strchr(",;:", last) != NULL))
+				break;
+		}
+	}
+}
+
+/* offline_hash - a hash of a word, the same for the same bytes. */
+static uint64_t
+offline_hash(const char *p, size_t n)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	size_t k;
+
+	for (k = 0; k < n; k++) {
+		h ^= (unsigned char)p[k];
+		h *= 0x100000001b3ULL;
+	}
+	return h;
+}
+
+/* offline_run_hash - the hash of the run of words w[0..OFFLINE_RUN). */
+static uint64_t
+offline_run_hash(const uint64_t *w)
+{
+	uint64_t h = 0x9e3779b97f4a7c15ULL;
+	size_t k;
+
+	for (k = 0; k < OFFLINE_RUN; k++)
+		h = (h ^ w[k]) * 0xff51afd7ed558ccdULL;
+	return h;
+}
+
+/*
+ * offline_runs - the runs that the words h[0..n), appended to the line,
+ * would add (those that span the line's end too) into runs; their
+ * number, or -1 when one of them is said already (by the line or by an
+ * earlier new run) or the line would pass its word cap.
+ */
+static long
+offline_runs(
+    const struct offline_line *ln, const uint64_t *h, size_t n, uint64_t *runs)
+{
+	uint64_t all[OFFLINE_LINE_WORDS + OFFLINE_RUN];
+	size_t back = ln->nh < OFFLINE_RUN - 1 ? ln->nh : OFFLINE_RUN - 1;
+	size_t total = back + n, s, k;
+	long m = 0;
+
+	if (ln->nh + n > OFFLINE_LINE_WORDS)
+		return -1;
+	memcpy(all, ln->h + ln->nh - back, back * sizeof(*all));
+	memcpy(all + back, h, n * sizeof(*all));
+	for (s = 0; s + OFFLINE_RUN <= total; s++) {
+		uint64_t r = offline_run_hash(all + s);
+
+		for (k = 0; k < ln->nrun; k++)
+			if (ln->run[k] == r)
+				return -1;
+		for (k = 0; k < (size_t)m; k++)
+			if (runs[k] == r)
+				return -1;
+		runs[m++] = r;
+	}
+	return m;
+}
+
+/* offline_said - whether the line holds the word hashed h. */
+static bool
+offline_said(const struct offline_line *ln, uint64_t h)
+{
+	size_t k;
+
+	for (k = 0; k < ln->nh; k++)
+		if (ln->h[k] == h)
+			return true;
+	return false;
+}
+
+/* offline_fits - whether n more bytes (and a space) fit in the line. */
+static bool
+offline_fits(const struct offline_line *ln, size_t n)
+{
+	return ln->out->len + 1 + n <= ln->limit;
+}
+
+/*
+ * offline_piece - append words [first, first + n) of src whole, if they
+ * fit within budget and say nothing twice; true if they went in.
+ */
+static bool
+offline_piece(struct offline_line *ln, const struct offline_src *src,
+    size_t first, size_t n, size_t budget)
+{
+	const char *t = src->text.data;
+	uint64_t h[OFFLINE_LINE_WORDS], runs[OFFLINE_LINE_WORDS];
+	size_t k, bytes;
+	long m;
+
+	if (n == 0 || n > OFFLINE_LINE_WORDS)
+		return false;
+	bytes = src->w[first + n - 1].start + src->w[first + n - 1].len -
+	    src->w[first].start;
+	if (!offline_fits(ln, bytes) || ln->out->len + 1 + bytes > budget)
+		return false;
+	for (k = 0; k < n; k++) {
+		const struct offline_word *w = &src->w[first + k];
+
+		h[k] = offline_hash(t + w->kstart, w->klen);
+		/* A key token is said once. */
+		if (w->kind != OFFLINE_NONE && w->kind != OFFLINE_NUM &&
+		    offline_said(ln, h[k]))
+			return false;
+	}
+	if ((m = offline_runs(ln, h, n, runs)) < 0)
+		return false;
+	if (ln->out->len > 0 && ln->out->data[ln->out->len - 1] != ' ')
+		buf_addc(ln->out, ' ');
+	buf_add(ln->out, t + src->w[first].start, bytes);
+	memcpy(ln->h + ln->nh, h, n * sizeof(*h));
+	ln->nh += n;
+	memcpy(ln->run + ln->nrun, runs, (size_t)m * sizeof(*runs));
+	ln->nrun += (size_t)m;
+	return true;
+}
+
+/*
+ * offline_opening - as much of clause c as fits in budget, word by word,
+ * stopping before a word that would say something twice; a word too long
+ * for the budget is cut at a character boundary when it is the first, or
+ * longer than OFFLINE_LONG_WORD (a run of bytes without spaces).
+ */
+static void
+offline_opening(struct offline_line *ln, const struct offline_src *src,
+    struct offline_clause *c, size_t budget)
+{
+	const struct offline_word *w;
+	const char *t = src->text.data;
+	size_t k, room, cut;
+	uint64_t h, runs[OFFLINE_RUN];
+	long m;
+
+	for (k = 0; k < c->n; k++) {
+		if (offline_piece(ln, src, c->first + k, 1, budget)) {
+			c->used = true;
+			continue;
+		}
+		w = &src->w[c->first + k];
+		/* A word that does not fit may be cut when it is the first
+		 * or a long run of bytes without spaces (else it would block
+		 * the rest); one refused for saying something twice, never. */
+		if ((k > 0 && w->len <= OFFLINE_LONG_WORD) ||
+		    ln->out->len + 2 > budget ||
+		    ln->out->len + 1 + w->len <= budget)
+			break;
+		room = budget - ln->out->len - 1;
+		cut = utf8_floor(t + w->start, w->len, room);
+		h = offline_hash(t + w->start, cut);
+		if (cut == 0 || offline_said(ln, h) ||
+		    (m = offline_runs(ln, &h, 1, runs)) < 0)
+			break;
+		buf_addc(ln->out, ' ');
+		buf_add(ln->out, t + w->start, cut);
+		ln->h[ln->nh++] = h;
+		memcpy(ln->run + ln->nrun, runs, (size_t)m * sizeof(*runs));
+		ln->nrun += (size_t)m;
+		c->used = true;
+		break;
 	}
 }
 
@@ -331,63 +551,6 @@ offline_add_tags(struct buf *tags, const char *list, size_t n)
 	}
 }
 
-/* offline_fits - whether n more bytes (and a space) fit in out. */
-static bool
-offline_fits(const struct buf *out, size_t n, size_t limit)
-{
-	return out->len + 1 + n <= limit;
-}
-
-/* offline_put - append a space (unless out ends in one) and n bytes. */
-static void
-offline_put(struct buf *out, const char *p, size_t n)
-{
-	if (out->len > 0 && out->data[out->len - 1] != ' ')
-		buf_addc(out, ' ');
-	buf_add(out, p, n);
-}
-
-/*
- * offline_words - append the words of segment sg from where it stopped,
- * while out stays within budget.  A word too long for the room left is
- * cut at a character boundary when it is the first word and cut is set,
- * or when it is longer than OFFLINE_LONG_WORD (a run of bytes with no
- * spaces would otherwise block the rest).  Returns false when a word did
- * not fit whole.
- */
-static bool
-offline_words(struct buf *out, const struct offline_src *src,
-    struct offline_seg *sg, size_t budget, bool cut)
-{
-	const char *t = src->text.data + sg->start;
-	size_t pos = sg->used, we, n, room;
-
-	while (pos < sg->len) {
-		const char *sp = memchr(t + pos, ' ', sg->len - pos);
-
-		we = sp ? (size_t)(sp - t) : sg->len;
-		n = we - pos;
-		if (!offline_fits(out, n, budget)) {
-			if ((!cut && n <= OFFLINE_LONG_WORD) ||
-			    out->len + 2 > budget)
-				return false;
-			room = budget - out->len - 1;
-			n = utf8_floor(t + pos, sg->len - pos, room);
-			if (n == 0)
-				return false;
-			offline_put(out, t + pos, n);
-			sg->used = pos + n;
-			return false;
-		}
-		offline_put(out, t + pos, n);
-		pos = we + 1;
-		sg->used = pos > sg->len ? sg->len : pos;
-		cut = false;
-	}
-	sg->used = sg->len;
-	return true;
-}
-
 /* offline_whole - the sources joined, when they fit whole in limit. */
 static bool
 offline_whole(struct offline_src *src, size_t n, struct buf *out, size_t limit)
@@ -399,7 +562,7 @@ offline_whole(struct offline_src *src, size_t n, struct buf *out, size_t limit)
 	if (total > limit)
 		return false;
 	for (k = 0; k < n; k++) {
-		size_t j, start = out->len;
+		size_t j, start;
 
 		if (k > 0)
 			buf_adds(out, OFFLINE_SEP);
@@ -414,52 +577,156 @@ offline_whole(struct offline_src *src, size_t n, struct buf *out, size_t limit)
 	return true;
 }
 
+/* offline_order - the sources in the order they speak: the user's first. */
+static void
+offline_order(const struct offline_src *src, size_t n, size_t *order)
+{
+	size_t k, m = 0;
+
+	for (k = 0; k < n; k++)
+		if (src[k].user)
+			order[m++] = k;
+	for (k = 0; k < n; k++)
+		if (!src[k].user)
+			order[m++] = k;
+}
+
+/* offline_clause_pass - step 3, 4 or 6: whole clauses that qualify. */
+static void
+offline_clause_pass(struct offline_line *ln, struct offline_src *src,
+    const size_t *order, size_t n, int which)
+{
+	size_t k, j;
+
+	for (k = 0; k < n; k++) {
+		struct offline_src *s = &src[order[k]];
+
+		for (j = 0; j < s->nc; j++) {
+			struct offline_clause *c = &s->c[j];
+
+			if (c->used || (which == 3 && !c->error) ||
+			    (which == 4 && !c->key))
+				continue;
+			if (offline_piece(ln, s, c->first, c->n, ln->limit))
+				c->used = true;
+		}
+	}
+}
+
+/* offline_unit - whether word w of src is a unit a number goes with. */
+static bool
+offline_unit(const struct offline_src *src, const struct offline_word *w)
+{
+	static const char *const units[] = {"ms", "s", "sec", "secs", "second",
+	    "seconds", "min", "minute", "minutes", "h", "hour", "hours", "day",
+	    "days", "b", "byte", "bytes", "kb", "kib", "mb", "mib", "gb", "gib",
+	    "%", "line", "lines", "test", "tests", "file", "files", "message",
+	    "messages", "token", "tokens", "times", "errors", "warnings",
+	    "calls", "requests", "retries", "workers", "jobs", NULL};
+
+	return offline_lower_in(src->text.data + w->kstart, w->klen, units);
+}
+
+/* offline_named - whether a word has an upper case letter or a '_'. */
+static bool
+offline_named(const char *w, size_t n)
+{
+	size_t k;
+
+	for (k = 0; k < n; k++)
+		if (isupper((unsigned char)w[k]) || w[k] == '_')
+			return true;
+	return false;
+}
+
+/*
+ * offline_token_pass - key tokens of kinds first..last not said yet:
+ * paths, names and error names alone, numbers with their unit.
+ */
+static void
+offline_token_pass(struct offline_line *ln, struct offline_src *src,
+    const size_t *order, size_t n, enum offline_tok first,
+    enum offline_tok last)
+{
+	enum offline_tok kind;
+	size_t k, j;
+
+	for (kind = first; kind <= last; kind++)
+		for (k = 0; k < n; k++) {
+			struct offline_src *s = &src[order[k]];
+
+			for (j = 0; j < s->nw && ln->out->len + 2 < ln->limit;
+			     j++) {
+				const struct offline_word *w = &s->w[j];
+
+				if (w->kind != kind)
+					continue;
+				/* A plain word such as "failed" says little
+				 * alone: only names like ENOENT go in. */
+				if (kind == OFFLINE_ERROR &&
+				    !offline_named(
+					s->text.data + w->kstart, w->klen))
+					continue;
+				if (kind != OFFLINE_NUM) {
+					/* The token alone, trimmed. */
+					struct offline_src one = *s;
+					struct offline_word tw = *w;
+
+					tw.start = w->kstart;
+					tw.len = w->klen;
+					one.w = &tw;
+					offline_piece(
+					    ln, &one, 0, 1, ln->limit);
+					continue;
+				}
+				/* A bare number says nothing: only one with
+				 * its unit ("50 ms", "3 tests") goes in,
+				 * once. */
+				if (!w->end && offline_unit(s, &s->w[j + 1]) &&
+				    !offline_said(ln,
+					offline_hash(
+					    s->text.data + w->kstart, w->klen)))
+					offline_piece(ln, s, j, 2, ln->limit);
+			}
+		}
+}
+
 /* offline_fill - the line when the sources do not fit whole. */
 static void
-offline_fill(struct offline_src *src, size_t n, struct offline_token *toks,
-    size_t ntoks, struct buf *out, size_t limit)
+offline_fill(struct offline_src *src, size_t n, struct buf *out, size_t limit,
+    bool generous)
 {
-	size_t k, s, half = out->len + (limit - out->len) / 2;
-	enum offline_tok kind;
+	struct offline_line ln;
+	size_t order[MODEL_INPUTS_MAX], k, room, share;
 
-	/* The user's words first, up to half of the room. */
-	for (k = 0; k < n; k++) {
-		if (!src[k].user)
-			continue;
-		for (s = 0; s < src[k].nsegs; s++)
-			if (!offline_words(
-				out, &src[k], &src[k].segs[s], half, s == 0))
-				break;
-		break;
-	}
-	/* Then sentences that report errors, whole. */
+	memset(&ln, 0, sizeof(ln));
+	ln.out = out;
+	ln.limit = limit;
+	offline_order(src, n, order);
+	room = limit > out->len ? limit - out->len : 0;
+	/* The opening clauses share half the room (all of it when the
+	 * line would otherwise stay short: see offline_summarize). */
+	share = (generous ? room : room / 2) / (n ? n : 1);
 	for (k = 0; k < n; k++)
-		for (s = 0; s < src[k].nsegs; s++) {
-			struct offline_seg *sg = &src[k].segs[s];
+		if (src[order[k]].nc > 0)
+			offline_opening(&ln, &src[order[k]],
+			    &src[order[k]].c[0], out->len + share);
+	offline_clause_pass(&ln, src, order, n, 3);
+	offline_clause_pass(&ln, src, order, n, 4);
+	offline_token_pass(&ln, src, order, n, OFFLINE_ERROR, OFFLINE_NAME);
+	offline_clause_pass(&ln, src, order, n, 6);
+	offline_token_pass(&ln, src, order, n, OFFLINE_NUM, OFFLINE_NUM);
+}
 
-			if (sg->error && sg->used == 0 &&
-			    offline_fits(out, sg->len, limit))
-				offline_words(out, &src[k], sg, limit, false);
-		}
-	/* Then names, paths and numbers not in the line yet, whole. */
-	for (kind = OFFLINE_ERROR; kind <= OFFLINE_NAME; kind++)
-		for (k = 0; k < ntoks; k++) {
-			if (toks[k].kind != kind ||
-			    !offline_fits(out, toks[k].len, limit) ||
-			    memmem(out->data, out->len, toks[k].p,
-				toks[k].len) != NULL)
-				continue;
-			offline_put(out, toks[k].p, toks[k].len);
-		}
-	/* Then the rest in order, the user's first, while words fit. */
+/* offline_reset_used - forget which clauses went in (for a second pass). */
+static void
+offline_reset_used(struct offline_src *src, size_t n)
+{
+	size_t k, j;
+
 	for (k = 0; k < n; k++)
-		for (s = 0; s < src[k].nsegs; s++) {
-			struct offline_seg *sg = &src[k].segs[s];
-
-			if (sg->used < sg->len &&
-			    !offline_words(out, &src[k], sg, limit, false))
-				return;
-		}
+		for (j = 0; j < src[k].nc; j++)
+			src[k].c[j].used = false;
 }
 
 /* offline_summarize - the line for n inputs into out. */
@@ -468,9 +735,8 @@ offline_summarize(
     const struct model_input *in, size_t n, size_t limit, struct buf *out)
 {
 	struct offline_src src[MODEL_INPUTS_MAX];
-	struct offline_token toks[OFFLINE_TOKENS];
 	struct buf tags = BUF_INIT;
-	size_t k, ntoks = 0, cut;
+	size_t k, cut, head;
 
 	if (n > MODEL_INPUTS_MAX)
 		n = MODEL_INPUTS_MAX;
@@ -502,14 +768,23 @@ offline_summarize(
 			t = colon + 2;
 		}
 		offline_normalize(t, len, &src[k].text);
-		offline_segment(&src[k], toks, &ntoks);
+		offline_words(&src[k]);
+		offline_clauses(&src[k]);
 	}
 	if (tags.len == 0)
 		buf_adds(&tags, "message");
 	buf_add(out, tags.data, tags.len);
 	buf_addc(out, ':');
-	if (!offline_whole(src, n, out, limit))
-		offline_fill(src, n, toks, ntoks, out, limit);
+	head = out->len;
+	if (!offline_whole(src, n, out, limit)) {
+		offline_fill(src, n, out, limit, false);
+		/* Little said: the opening may take the whole room. */
+		if (out->len <= head + (limit - head) / 2 + 1) {
+			buf_truncate(out, head);
+			offline_reset_used(src, n);
+			offline_fill(src, n, out, limit, true);
+		}
+	}
 	/* The limit holds whatever happened above; no trailing space. */
 	cut = utf8_floor(out->data, out->len, limit);
 	while (cut > 0 && out->data[cut - 1] == ' ')
@@ -521,18 +796,8 @@ offline_summarize(
 	}
 	for (k = 0; k < n; k++) {
 		buf_free(&src[k].text);
-		free(src[k].segs);
+		free(src[k].w);
+		free(src[k].c);
 	}
 	buf_free(&tags);
-}
-
-/* offline_compact - the provider's compact hook: no call, one "try". */
-int
-offline_compact(struct worker *w, const struct model_compact *job,
-    struct buf *out, unsigned *triesp)
-{
-	(void)w;
-	offline_summarize(job->inputs, job->ninputs, job->limit, out);
-	*triesp = 0;
-	return 0;
 }

@@ -1,14 +1,14 @@
 /*
- * offline.h - the `offline` provider: an extractive summarizer built in.
+ * offline.h - the `offline` wire: an extractive summarizer built in.
  *
  * It needs no network and no key, so the chat's memory works on a fresh
- * machine.  It writes one line of at most `limit` bytes: the kind tags
- * first ("user: ", "user+shiro: "), then the user's words, then sentences
- * that report errors, then the names, paths and numbers it finds (each
- * kept byte for byte when it fits whole), then the rest of the text in
- * order while room remains; the cut falls at a character boundary.
- * Sources that fit whole are kept whole.  The same input always gives the
- * same line.
+ * machine, and it is the fallback when no provider is configured.  Its
+ * line (docs/protocol.md, "The offline provider"): the kind tags, then
+ * whole clauses (the opening clause of each source, then those that
+ * carry errors, paths and names), the key tokens not said yet, the other
+ * clauses, numbers with their units; never a run of three words twice,
+ * never a key token twice, never past the limit, cut at a character
+ * boundary.  The same input always gives the same line.
  */
 #ifndef SHIRO_OFFLINE_H
 #define SHIRO_OFFLINE_H
@@ -25,9 +25,5 @@
  */
 void offline_summarize(
     const struct model_input *in, size_t n, size_t limit, struct buf *out);
-
-/* offline_compact - the provider's compact hook (model.h). */
-int offline_compact(struct worker *w, const struct model_compact *job,
-    struct buf *out, unsigned *triesp);
 
 #endif

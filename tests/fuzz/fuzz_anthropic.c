@@ -1,0 +1,7 @@
+/*
+ * fuzz_anthropic - the anthropic wire's event decoder under libFuzzer: the checks
+ * of fuzz_wire.c, built for this wire (one file per target, as the
+ * fuzz rules of tests/module.mk want).
+ */
+#define FUZZ_WIRE model_wire_anthropic
+#include "fuzz_wire.c"
