@@ -575,6 +575,22 @@ compact_task(struct buf *out, const struct compact_job *j, char **texts,
 	buf_free(&c);
 }
 
+/* compact_unread - the bytes of v's marked prefix the cache lacks. */
+static size_t
+compact_unread(
+    struct broker *b, const struct request_view *v, uint64_t mh, uint64_t now)
+{
+	size_t max = v->nlines / REQUEST_BLOCK + 1, n, unread;
+	uint64_t *keys = xcalloc(max, sizeof(*keys));
+	size_t *bytes = xcalloc(max, sizeof(*bytes));
+
+	n = request_boundaries(v, &b->rb, mh, keys, bytes, max);
+	unread = gate_unread(&b->gate, keys, bytes, n, now);
+	free(keys);
+	free(bytes);
+	return unread;
+}
+
 /* compact_send returns this when the prefix gate holds the job back. */
 #define COMPACT_GATED 1
 
@@ -620,7 +636,11 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 		if (whole > 0)
 			keys[nkeys++] =
 			    request_prefix_hash(&v, &b->rb, whole) ^ mh;
-		if (!gate_may_go(&b->gate, keys, nkeys, now)) {
+		/* Wait for another call's prefix only when the cache lacks
+		 * enough of this one's to make the wait worth it. */
+		if (compact_unread(b, &v, mh, now) >=
+			b->cfg.memory.gate_bytes &&
+		    !gate_may_go(&b->gate, keys, nkeys, now)) {
 			rc = COMPACT_GATED;
 			goto out;
 		}

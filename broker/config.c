@@ -480,7 +480,7 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 	static const char *const ep_keys[] = {"clients", "workers", NULL};
 	static const char *const mem_keys[] = {"ceiling", "floor",
 	    "compactionCeiling", "compactionFloor", "jobs", "settleTimeoutMs",
-	    "retryMs", "failures", "provider", "model", NULL};
+	    "retryMs", "failures", "provider", "model", "gateBytes", NULL};
 	static const char *const hb_keys[] = {"intervalMs", "liveness", NULL};
 	static const char *const rs_keys[] = {"minMs", "maxMs", NULL};
 	static const char *const cl_keys[] = {
@@ -558,7 +558,9 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		(rc = config_str(
 		     sec, "memory", "provider", &m->provider, errp)) != 0 ||
 		(rc = config_str(sec, "memory", "model", &m->model, errp)) !=
-		    0))
+		    0 ||
+		(rc = config_u(sec, "memory", "gateBytes", 0, 1U << 24,
+		     &m->gate_bytes, errp)) != 0))
 		return rc;
 	m->provider_set = m->provider != NULL;
 	if (m->floor >= m->ceiling)
@@ -658,6 +660,7 @@ config_defaults(const char *home, struct config *cfg)
 	cfg->memory.settle_ms = CONFIG_SETTLE_MS;
 	cfg->memory.retry_ms = CONFIG_RETRY_MS;
 	cfg->memory.failures = CONFIG_FAILURES;
+	cfg->memory.gate_bytes = CONFIG_GATE_BYTES;
 	cfg->turns.max_tokens = CONFIG_MAX_TOKENS;
 	cfg->turns.max_steps = CONFIG_MAX_STEPS;
 	cfg->clients.max = 256;

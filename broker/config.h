@@ -25,6 +25,7 @@
 #define CONFIG_SETTLE_MS 20000
 #define CONFIG_RETRY_MS 10000
 #define CONFIG_FAILURES 3
+#define CONFIG_GATE_BYTES 8192
 
 /* The provider that needs no network and is always there. */
 #define CONFIG_OFFLINE "offline"
@@ -95,6 +96,9 @@ struct config_memory {
 	char *model; /* the compaction model; NULL: the provider's cheap
 		      * one (resolved: its model id, NULL for offline) */
 	int provider_set; /* config.json named memory.provider */
+	unsigned gate_bytes; /* a compaction waits for a prefix another
+			      * call writes only when the cache lacks at
+			      * least this much of its own */
 };
 
 /* Turns: who answers, and within what. */

@@ -135,6 +135,23 @@ gate_done(struct gate *g, uint64_t call)
 	return released;
 }
 
+/* gate_unread - the marked prefix's bytes past the longest cached one. */
+size_t
+gate_unread(const struct gate *g, const uint64_t *keys, const size_t *bytes,
+    size_t n, uint64_t now)
+{
+	size_t j, k;
+
+	if (n == 0)
+		return 0;
+	for (j = n; j-- > 0;)
+		for (k = 0; k < g->n; k++)
+			if (g->v[k].key == keys[j] &&
+			    gate_live(g, &g->v[k], now))
+				return bytes[n - 1] - bytes[j];
+	return bytes[n - 1];
+}
+
 /* gate_writing - keys being written. */
 size_t
 gate_writing(const struct gate *g)

@@ -29,6 +29,46 @@ request_hash(uint64_t h, const void *s, size_t len)
 	return h;
 }
 
+/* request_mix - a 64-bit finalizer (MurmurHash3's). */
+static uint64_t
+request_mix(uint64_t h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+/* request_bytes_hash - s[0..len), a word at a time. */
+uint64_t
+request_bytes_hash(const void *s, size_t len)
+{
+	const unsigned char *p = s;
+	uint64_t h = 0x9e3779b97f4a7c15ULL ^ (uint64_t)len, w;
+	size_t k = 0;
+
+	for (; k + 8 <= len; k += 8) {
+		memcpy(&w, p + k, 8);
+		h = (h ^ w) * 0x9fb21c651e98df25ULL;
+		h ^= h >> 29;
+	}
+	if (k < len) {
+		w = 0;
+		memcpy(&w, p + k, len - k);
+		h = (h ^ w) * 0x9fb21c651e98df25ULL;
+	}
+	return request_mix(h);
+}
+
+/* request_fold - a prefix's key h followed by a block of hash x. */
+static uint64_t
+request_fold(uint64_t h, uint64_t x)
+{
+	return request_mix(h ^ x) + 0x9e3779b97f4a7c15ULL;
+}
+
 /* request_base_init - the system blocks and tools of every request. */
 void
 request_base_init(struct request_base *rb, const char *home,
@@ -106,6 +146,8 @@ request_view_add(struct request_view *v, const char *line, size_t len)
 	if (v->nlines == v->cap) {
 		v->cap = v->cap ? 2 * v->cap : 64;
 		v->ends = xreallocarray(v->ends, v->cap, sizeof(*v->ends));
+		v->blocks = xreallocarray(
+		    v->blocks, v->cap / REQUEST_BLOCK, sizeof(*v->blocks));
 	}
 	buf_add(&v->text, line, len);
 	for (k = start; k < v->text.len; k++)
@@ -113,6 +155,13 @@ request_view_add(struct request_view *v, const char *line, size_t len)
 			v->text.data[k] = ' ';
 	buf_addc(&v->text, '\n');
 	v->ends[v->nlines++] = v->text.len;
+	if (v->nlines % REQUEST_BLOCK == 0) {
+		start = v->nlines == REQUEST_BLOCK
+		    ? 0
+		    : v->ends[v->nlines - REQUEST_BLOCK - 1];
+		v->blocks[v->nlines / REQUEST_BLOCK - 1] = request_bytes_hash(
+		    v->text.data + start, v->text.len - start);
+	}
 }
 
 /* request_view_free - release v's contents. */
@@ -121,6 +170,7 @@ request_view_free(struct request_view *v)
 {
 	buf_free(&v->text);
 	free(v->ends);
+	free(v->blocks);
 	memset(v, 0, sizeof(*v));
 }
 
@@ -179,9 +229,41 @@ uint64_t
 request_prefix_hash(
     const struct request_view *v, const struct request_base *rb, size_t lines)
 {
+	uint64_t h = rb->hash;
+	size_t j, from;
+
 	if (lines == 0 || lines > v->nlines)
 		return rb->hash;
-	return request_hash(rb->hash, v->text.data, v->ends[lines - 1]);
+	for (j = 0; j < lines / REQUEST_BLOCK; j++)
+		h = request_fold(h, v->blocks[j]);
+	if (lines % REQUEST_BLOCK != 0) {
+		from = j == 0 ? 0 : v->ends[j * REQUEST_BLOCK - 1];
+		h = request_fold(h,
+		    request_bytes_hash(
+			v->text.data + from, v->ends[lines - 1] - from));
+	}
+	return h;
+}
+
+/* request_boundaries - keys and sizes of the block boundaries. */
+size_t
+request_boundaries(const struct request_view *v, const struct request_base *rb,
+    uint64_t mh, uint64_t *keys, size_t *bytes, size_t max)
+{
+	size_t base = request_base_bytes(rb), n = 0, line;
+	uint64_t h = rb->hash;
+
+	if (max == 0)
+		return 0;
+	keys[n] = h ^ mh;
+	bytes[n++] = base;
+	for (line = REQUEST_BLOCK; line <= v->nlines && n < max;
+	     line += REQUEST_BLOCK) {
+		h = request_fold(h, v->blocks[line / REQUEST_BLOCK - 1]);
+		keys[n] = h ^ mh;
+		bytes[n++] = base + v->ends[line - 1];
+	}
+	return n;
 }
 
 /* request_lookback - the extra mark's place, or 0. */

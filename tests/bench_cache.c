@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker/config.h"
 #include "broker/gate.h"
 #include "broker/plan.h"
 #include "broker/prompt.h"
@@ -270,6 +271,23 @@ bc_process(const struct bc_req *r, uint64_t t, uint64_t start, int kind,
 	st->calls[kind]++;
 }
 
+/* bc_unread - the bytes of v's marked prefix the cache lacks, as shirod
+ * decides whether a call waits (compact_unread). */
+static size_t
+bc_unread(struct gate *g, const struct request_view *v,
+    const struct request_base *rb, uint64_t mh, uint64_t now)
+{
+	size_t max = v->nlines / REQUEST_BLOCK + 1, n, unread;
+	uint64_t *keys = xcalloc(max, sizeof(*keys));
+	size_t *bytes = xcalloc(max, sizeof(*bytes));
+
+	n = request_boundaries(v, rb, mh, keys, bytes, max);
+	unread = gate_unread(g, keys, bytes, n, now);
+	free(keys);
+	free(bytes);
+	return unread;
+}
+
 /* A compaction call in flight, or waiting for the gate. */
 struct bc_job {
 	struct plan_job pj;
@@ -419,7 +437,9 @@ bc_run(size_t n, int merge_each, struct bc_stats *st)
 			if (whole)
 				keys[nk++] =
 				    request_prefix_hash(&v, &rb, whole) ^ mh;
-			if (!gate_may_go(&g, keys, nk, now)) {
+			if (bc_unread(&g, &v, &rb, mh, now) >=
+				CONFIG_GATE_BYTES &&
+			    !gate_may_go(&g, keys, nk, now)) {
 				g.waits += !j->held;
 				j->held = 1;
 				request_view_free(&v);

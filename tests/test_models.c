@@ -308,6 +308,21 @@ config_providers_and_pool(void)
 		  &err) != 0 &&
 	    strstr(err, "prices.m.input") != NULL);
 	free(err);
+	err = NULL;
+	/* The prefix gate's threshold: 8 KB unless set, 0 to 16 MiB. */
+	CHECK_EQ_INT(config_load_text("/h", "{}", &cfg, &err), 0);
+	CHECK_EQ_INT(cfg.memory.gate_bytes, CONFIG_GATE_BYTES);
+	CHECK_EQ_INT(CONFIG_GATE_BYTES, 8192);
+	config_free(&cfg);
+	CHECK_EQ_INT(config_load_text(
+			 "/h", "{\"memory\": {\"gateBytes\": 0}}", &cfg, &err),
+	    0);
+	CHECK_EQ_INT(cfg.memory.gate_bytes, 0);
+	config_free(&cfg);
+	CHECK(config_load_text("/h", "{\"memory\": {\"gateBytes\": 16777217}}",
+		  &cfg, &err) != 0 &&
+	    strstr(err, "memory.gateBytes") != NULL);
+	free(err);
 }
 
 /* Costs come from config.json's prices, else the built-in table; a
@@ -652,6 +667,76 @@ gate_holds_a_second_writer(void)
 	gate_free(&g);
 }
 
+/* The keys of a view's block boundaries are its prefixes' keys, made as
+ * the lines are added: the same bytes the same keys, one changed byte a
+ * different key from its block on, and a part block hashed whole. */
+static void
+view_keys_are_prefix_keys(void)
+{
+	struct request_base rb;
+	struct request_view a, b;
+	uint64_t ka[64], kb[64];
+	size_t bytes[64], na, nb, k;
+
+	request_base_init(&rb, "/h", NULL, 0);
+	make_view(&a, 203, "x");
+	make_view(&b, 203, "x");
+	na = request_boundaries(&a, &rb, 7, ka, bytes, 64);
+	CHECK_EQ_INT(na, 51); /* the base, then 50 whole blocks */
+	CHECK(ka[0] == (rb.hash ^ 7));
+	CHECK_EQ_INT(bytes[0], request_base_bytes(&rb));
+	for (k = 1; k < na; k++) {
+		CHECK(ka[k] == (request_prefix_hash(&a, &rb, 4 * k) ^ 7));
+		CHECK_EQ_INT(bytes[k], bytes[0] + a.ends[4 * k - 1]);
+	}
+	CHECK(request_prefix_hash(&a, &rb, 203) !=
+	    request_prefix_hash(&a, &rb, 202));
+	CHECK(request_prefix_hash(&a, &rb, 203) ==
+	    request_prefix_hash(&b, &rb, 203));
+	CHECK_EQ_INT(request_boundaries(&a, &rb, 7, ka, bytes, 3), 3);
+	request_view_free(&b);
+	/* Line 21 (block 5) differs in one byte. */
+	request_view_init(&b);
+	for (k = 0; k < 203; k++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "%zu+1|%s %zu", k,
+		    k == 21 ? "y" : "x", k);
+		request_view_add(&b, line, strlen(line));
+	}
+	na = request_boundaries(&a, &rb, 7, ka, bytes, 64);
+	nb = request_boundaries(&b, &rb, 7, kb, bytes, 64);
+	CHECK_EQ_INT(nb, na);
+	for (k = 0; k < nb; k++)
+		CHECKF((ka[k] == kb[k]) == (k <= 5), "boundary %zu", k);
+	request_view_free(&a);
+	request_view_free(&b);
+	request_base_free(&rb);
+}
+
+/* How much of a call's marked prefix the cache lacks: the bytes past the
+ * longest boundary cached and alive; all of it when none is. */
+static void
+gate_unread_counts_the_uncached(void)
+{
+	struct gate g;
+	uint64_t keys[4] = {1, 2, 3, 4}, old[2] = {1, 2};
+	size_t bytes[4] = {3000, 5000, 9000, 20000};
+
+	gate_init(&g, 1000);
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 4, 0), 20000);
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 0, 0), 0);
+	gate_sent(&g, 1, old, 2, 0);
+	/* Being written is not cached yet. */
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 4, 10), 20000);
+	CHECK(gate_started(&g, 1, 20));
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 4, 30), 15000);
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 2, 30), 0);
+	/* Past its life the entry is gone. */
+	CHECK_EQ_INT(gate_unread(&g, keys, bytes, 4, 5000), 20000);
+	gate_free(&g);
+}
+
 /* write_file - dir/name with text. */
 static void
 write_file(const char *path, const char *text)
@@ -848,6 +933,8 @@ static const struct harness_test tests[] = {
     HT(request_head_has_everything),
     HT(reply_parts_are_checked),
     HT(gate_holds_a_second_writer),
+    HT(view_keys_are_prefix_keys),
+    HT(gate_unread_counts_the_uncached),
     HT(agents_md_cannot_be_planted),
     HT(usage_survives_a_reopen),
     HT(usage_map_is_untrusted),
