@@ -203,3 +203,13 @@ $(BUILD)/tests/test_e2e: $(BUILD)/tests/test_e2e.o $(BUILD)/tests/mock_util.o \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker \
 	$(BUILD)/shiro-plan $(BUILD)/shiro-store
 	$(link)
+# make bench: a turn's overhead (SEND to the request at the mock, shiro -p
+# against curl) and compaction throughput through shirod, 1 to 8 workers.
+BENCHES += $(BUILD)/tests/bench_turn
+OBJS += $(BUILD)/tests/bench_turn.o
+$(BUILD)/tests/bench_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro
+	$(link)
