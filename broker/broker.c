@@ -36,6 +36,7 @@
 
 #include "broker.h"
 #include "out.h"
+#include "prompt.h"
 #include "shirod.h"
 
 /* A client refused this many messages in a row is forgotten. */
@@ -150,6 +151,30 @@ broker_unlink_stale(const char *endpoint)
 	(void)unlink(endpoint + 6);
 }
 
+/* broker_models_init - what model calls share: the system prompt with
+ * the user's instructions, the prefix gate, the stored usage. */
+static void
+broker_models_init(struct broker *b)
+{
+	char **blocks = NULL;
+	size_t n = 0, k;
+	int rc;
+
+	prompt_instructions(b->cfg.home, b->cfg.turns.trusted,
+	    b->cfg.turns.ntrusted, &blocks, &n, &b->prompt_notes);
+	if (b->prompt_notes != NULL)
+		log_warnx("%s", b->prompt_notes);
+	request_base_init(&b->rb, b->cfg.home, blocks, n);
+	for (k = 0; k < n; k++)
+		free(blocks[k]);
+	free(blocks);
+	gate_init(&b->gate, GATE_LIFE_MS);
+	if ((rc = usage_load(&b->usage, b->store)) != 0)
+		log_warnx("the stored usage does not read (%s): %s; counting "
+			  "from zero",
+		    err_str(rc), store_errmsg(b->store));
+}
+
 /* broker_open - settings are loaded: lock, store, fold, sockets. */
 int
 broker_open(
@@ -228,6 +253,7 @@ broker_open(
 		snprintf(msg, msglen, "signalfd: %s", strerror(errno));
 		return BROKER_EXIT_ERROR;
 	}
+	broker_models_init(b);
 	clients_init(&b->clients, &b->cfg.clients,
 	    10 * b->cfg.heartbeat_ms < 10000 ? 10000
 					     : 10 * b->cfg.heartbeat_ms);
@@ -415,6 +441,7 @@ broker_begin_stop(struct broker *b, uint64_t now)
 	struct msg *m = msg_new(MSG_SHUTDOWN);
 	unsigned k;
 
+	turn_stop(b);
 	msg_set_str(m, "text", "shirod is stopping");
 	for (k = 0; k < b->pool.n; k++) {
 		struct pool_worker *w = &b->pool.w[k];
@@ -519,7 +546,11 @@ broker_close(struct broker *b)
 	free(b->lines);
 	free(b->jobs);
 	free(b->failed);
-	free(b->turns);
+	turn_free(b);
+	request_base_free(&b->rb);
+	gate_free(&b->gate);
+	usage_free(&b->usage);
+	free(b->prompt_notes);
 	if (b->pool.w != NULL)
 		pool_free(&b->pool);
 	clients_free(&b->clients);

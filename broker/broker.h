@@ -9,6 +9,12 @@
  *	out.c       what goes out: answers, errors, events, the trace
  *	serve.c     what clients ask: hello, send, status, memory, zoom, ...
  *	compact.c   the compactor: jobs to model workers, results, failures
+ *	turn.c      turns: the view, model calls, the broker's tools
+ *	provider.c  which provider serves turns and compactions, and keys
+ *	prompt.c    the system prompt, the tools, the tasks
+ *	request.c   requests laid out for the providers' prompt caches
+ *	gate.c      the prefix gate (rule 30)
+ *	usage.c     tokens per provider and model
  *	supervise.c the worker socket: READY, heartbeats, the permission table
  *
  * Everything a client or a worker sends is untrusted: a bad message costs
@@ -27,10 +33,14 @@
 
 #include "clients.h"
 #include "config.h"
+#include "gate.h"
 #include "lograte.h"
 #include "pool.h"
+#include "request.h"
 #include "secret.h"
 #include "timer.h"
+#include "turn.h"
+#include "usage.h"
 #include "zap.h"
 
 /* shirod's exit codes (docs/architecture.md, "Start-up"). */
@@ -43,6 +53,8 @@
 
 /* A compaction job still unanswered after this is canceled and fails. */
 #define COMPACT_DEADLINE_MS 600000
+/* Tries of a compaction call (D9: follow-ups when a line is too long). */
+#define COMPACT_TRIES 5
 
 /* The tree is committed at most this long after a node is built. */
 #define BROKER_TREE_MS 20
@@ -65,6 +77,7 @@ struct compact_job {
 	uint32_t src_size;
 	int worker; /* slot index while sent to a worker, -1 waiting */
 	uint64_t sent_at;
+	int gated; /* held back by the prefix gate at the last dispatch */
 };
 
 /* A node built but not yet committed to the store. */
@@ -90,14 +103,6 @@ struct compact_failure {
 	unsigned l;
 	uint64_t i;
 	unsigned count;
-};
-
-/* A SEND with turn=true, waiting for the view to settle (rule 47, D10). */
-struct broker_turn {
-	struct msg_ident from;
-	uint64_t rid;
-	uint64_t id; /* the message's id */
-	uint64_t deadline;
 };
 
 /* A SEND read in this poll round, waiting for the group commit. */
@@ -146,13 +151,23 @@ struct broker {
 	int view_dirty;
 	uint64_t view_timer, view_due;
 
-	/* Turns waiting for the view. */
-	struct broker_turn *turns;
-	size_t nturns, turns_cap;
+	/* The turn (one at a time); nturns is 1 while it waits for its
+	 * view (D5). */
+	struct turn *turn;
+	size_t nturns;
+	uint64_t turns_done;
 
 	/* SENDs of this round. */
 	struct serve_send *sends;
 	size_t nsends, sends_cap;
+
+	/* Model calls: the shared head of every request, where the last
+	 * requests marked their views, the prefix gate, the tokens used. */
+	struct request_base rb;
+	struct request_mark tmark, cmark;
+	struct gate gate;
+	struct usage usage;
+	char *prompt_notes; /* AGENTS.md files left out, and why */
 
 	/* Counters for STATUS. */
 	uint64_t n_received, n_refused, n_bad, n_events, n_slow;
@@ -165,9 +180,18 @@ void serve_client(
 /* serve_flush - log the SENDs of this round in one group commit. */
 void serve_flush(struct broker *b);
 
-/* serve_turns - answer the waiting turns whose view settled or whose
- * deadline passed. */
+/* serve_turns - advance the turn: a view that settled, a deadline that
+ * passed (turn_tick). */
 void serve_turns(struct broker *b, uint64_t now);
+
+/*
+ * serve_append_own - log text shirod itself writes (a reply as kind
+ * shiro, a tool call as kind tool) as a client's SEND would be logged:
+ * pages, leaves, the planner, a `message` event.  *firstp (may be NULL)
+ * gets the first id.  0 or the store's error (logged).
+ */
+int serve_append_own(struct broker *b, enum store_kind kind, const char *text,
+    size_t len, uint64_t *firstp);
 
 /* serve_status - fill map with the status document. */
 void serve_status(struct broker *b, struct msg_val *doc);
@@ -189,6 +213,16 @@ int compact_node_get(
 /* compact_commit - commit the pending nodes and batch records. */
 void compact_commit(struct broker *b);
 
+/* compact_chunk - CHUNK for a job from worker w (a response started, or
+ * a turn's text). */
+void compact_chunk(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
+
+/* compact_line_text - the line "id+n|text" of built node (l, i),
+ * borrowed until the next call; 0 or a store error. */
+int compact_line_text(
+    struct broker *b, unsigned l, uint64_t i, const char **sp, size_t *lenp);
+
 /* compact_dispatch - start every ready job the workers can take. */
 void compact_dispatch(struct broker *b, uint64_t now);
 
@@ -200,7 +234,9 @@ void compact_result(
 void compact_fail(
     struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
 
-/* compact_requeue - the worker of job died: give the job to another. */
+/* compact_requeue - the worker that held job died or reconnected: job
+ * and every other job of that worker go to another (a turn's call too,
+ * turn_lost). */
 void compact_requeue(struct broker *b, uint64_t job);
 
 /* compact_overdue - cancel jobs past their deadline (as failures). */

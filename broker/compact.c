@@ -19,6 +19,7 @@
 
 #include "broker.h"
 #include "out.h"
+#include "prompt.h"
 
 /* compact_leaf_text - the node text of a message, or NULL if too long. */
 char *
@@ -192,7 +193,13 @@ compact_commit(struct broker *b)
 	int rc;
 
 	b->tree_armed = 0;
-	if (b->broken || (b->ntnodes == 0 && b->ntbatches == 0))
+	if (b->broken)
+		return;
+	/* The tokens used ride along: a crash loses at most this moment's. */
+	if ((rc = usage_flush(&b->usage, b->store)) != 0)
+		log_warnx("usage not stored (%s): %s; trying again later",
+		    err_str(rc), store_errmsg(b->store));
+	if (b->ntnodes == 0 && b->ntbatches == 0)
 		return;
 	v = xcalloc(b->ntnodes ? b->ntnodes : 1, sizeof(*v));
 	for (k = 0; k < b->ntnodes; k++) {
@@ -486,9 +493,25 @@ compact_line(struct broker *b, unsigned l, uint64_t i)
 	return c;
 }
 
-/* compact_context - the lines of (l, i)'s context into arr (rule 34). */
+/* compact_line_text - the line of built node (l, i), borrowed. */
+int
+compact_line_text(
+    struct broker *b, unsigned l, uint64_t i, const char **sp, size_t *lenp)
+{
+	const struct compact_cached *c = compact_line(b, l, i);
+
+	if (c == NULL)
+		return -SHIRO_ERR_NOENT;
+	*sp = c->text;
+	*lenp = c->len;
+	return 0;
+}
+
+/* compact_context - the lines of (l, i)'s context (rule 34) into arr
+ * (may be NULL) and into the view v (may be NULL). */
 static void
-compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
+compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr,
+    struct request_view *v)
 {
 	const struct plan_line *lines;
 	const struct compact_cached *c;
@@ -502,22 +525,94 @@ compact_context(struct broker *b, unsigned l, uint64_t i, struct msg_val *arr)
 		c = compact_line(b, lines[k].l, lines[k].i);
 		if (c == NULL)
 			break;
-		msg_val_add_strn(arr, c->text, c->len);
+		if (arr != NULL)
+			msg_val_add_strn(arr, c->text, c->len);
+		if (v != NULL)
+			request_view_add(v, c->text, c->len);
 	}
 }
 
-/* compact_send - send job j to the idle worker w; 0 or msg_send's code. */
+/* compact_offline - whether compactions go to the offline summarizer. */
+static int
+compact_offline(const struct broker *b)
+{
+	const struct config_provider *p =
+	    config_provider(&b->cfg, b->cfg.memory.provider);
+
+	return p == NULL || p->wire == NULL ||
+	    strcmp(p->wire, CONFIG_OFFLINE) == 0 || b->cfg.memory.model == NULL;
+}
+
+/* compact_model_hash - the provider and model, mixed into gate keys: each
+ * model has a cache of its own. */
+static uint64_t
+compact_model_hash(const char *provider, const char *model)
+{
+	uint64_t h =
+	    request_hash(0xcbf29ce484222325ULL, provider, strlen(provider) + 1);
+
+	return request_hash(h, model, strlen(model));
+}
+
+/* compact_task - the task of job j's node: its message, or its halves. */
+static void
+compact_task(struct buf *out, const struct compact_job *j, char **texts,
+    size_t *lens, size_t n, enum store_kind kind)
+{
+	struct buf a = BUF_INIT, c = BUF_INIT;
+
+	buf_adds(out, "</chat>\n\n");
+	if (j->l == 0 || n < 2) {
+		prompt_compress_task(out, j->i, store_kind_name(kind), texts[0],
+		    lens[0], PLAN_NODE_SIZE);
+		return;
+	}
+	render_flatten(&a, texts[0], lens[0]);
+	render_flatten(&c, texts[1], lens[1]);
+	prompt_merge_task(out, j->l, j->i, a.data ? a.data : "", a.len,
+	    c.data ? c.data : "", c.len, PLAN_NODE_SIZE);
+	buf_free(&a);
+	buf_free(&c);
+}
+
+/* compact_unread - the bytes of v's marked prefix the cache lacks. */
+static size_t
+compact_unread(
+    struct broker *b, const struct request_view *v, uint64_t mh, uint64_t now)
+{
+	size_t max = v->nlines / REQUEST_BLOCK + 1, n, unread;
+	uint64_t *keys = xcalloc(max, sizeof(*keys));
+	size_t *bytes = xcalloc(max, sizeof(*bytes));
+
+	n = request_boundaries(v, &b->rb, mh, keys, bytes, max);
+	unread = gate_unread(&b->gate, keys, bytes, n, now);
+	free(keys);
+	free(bytes);
+	return unread;
+}
+
+/* compact_send returns this when the prefix gate holds the job back. */
+#define COMPACT_GATED 1
+
+/*
+ * compact_send - send job j to the worker w, which has room: 0, or
+ * msg_send's code, or COMPACT_GATED when another call is writing the
+ * prefix its request marks (rule 30).
+ */
 static int
 compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
     uint64_t now)
 {
 	char *texts[2];
-	size_t lens[2], n, k;
+	size_t lens[2], n, k, nkeys = 0, extra = 0, whole = 0;
 	enum store_kind kind = STORE_KIND_USER;
+	struct request_view v;
 	struct msg *m;
-	struct msg_val *arr, *in;
+	struct msg_val *arr, *in, *data, *req, *content;
+	struct buf tail = BUF_INIT;
+	uint64_t keys[GATE_KEYS], markhash = 0, mh = 0;
 	unsigned cl = j->l ? j->l - 1 : 0;
-	int rc;
+	int rc, model = !compact_offline(b);
 
 	rc = compact_inputs(b, j->l, j->i, texts, lens, &n, &kind);
 	if (rc != 0) {
@@ -525,6 +620,30 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 		    (unsigned long long)j->i, err_str(rc),
 		    store_errmsg(b->store));
 		return rc;
+	}
+	request_view_init(&v);
+	if (model) {
+		/* The request's marks decide whether the gate lets it go. */
+		compact_context(b, j->l, j->i, NULL, &v);
+		extra = request_lookback(&v, &b->rb, &b->cmark);
+		whole = v.nlines - v.nlines % REQUEST_BLOCK;
+		mh = compact_model_hash(
+		    b->cfg.memory.provider, b->cfg.memory.model);
+		keys[nkeys++] = b->rb.hash ^ mh;
+		if (extra > 0)
+			keys[nkeys++] =
+			    request_prefix_hash(&v, &b->rb, extra) ^ mh;
+		if (whole > 0)
+			keys[nkeys++] =
+			    request_prefix_hash(&v, &b->rb, whole) ^ mh;
+		/* Wait for another call's prefix only when the cache lacks
+		 * enough of this one's to make the wait worth it. */
+		if (compact_unread(b, &v, mh, now) >=
+			b->cfg.memory.gate_bytes &&
+		    !gate_may_go(&b->gate, keys, nkeys, now)) {
+			rc = COMPACT_GATED;
+			goto out;
+		}
 	}
 	m = msg_new(MSG_JOB);
 	msg_set_int(m, "job", (int64_t)j->id);
@@ -544,19 +663,39 @@ compact_send(struct broker *b, struct compact_job *j, struct pool_worker *w,
 		if (j->l == 0)
 			msg_val_set_str(in, "kind", store_kind_name(kind));
 		msg_val_set_strn(in, "text", texts[k], lens[k]);
-		free(texts[k]);
 	}
-	/* The context is for a model; the built-in extractive summarizer
-	 * reads only the inputs, so it is not sent the 16-32 KB. */
-	if (strcmp(b->cfg.memory.provider, CONFIG_OFFLINE) != 0)
-		compact_context(b, j->l, j->i, msg_set_arr(m, "context"));
+	/* The context and the request are for a model; the built-in
+	 * extractive summarizer reads only the inputs, so it is not sent
+	 * the 16-32 KB. */
+	if (model) {
+		compact_context(b, j->l, j->i, msg_set_arr(m, "context"), NULL);
+		data = msg_set_map(m, "data");
+		req = msg_val_set_map(data, "request");
+		request_head(req, &b->rb, b->cfg.memory.model,
+		    REQUEST_COMPACT_TOKENS, 0);
+		content =
+		    request_message(msg_val_set_arr(req, "messages"), "user");
+		(void)request_view_parts(content, &v, extra, &b->rb, &markhash);
+		compact_task(&tail, j, texts, lens, n, kind);
+		request_text_part(content, tail.data, tail.len, 1);
+		msg_val_set_int(data, "tries", COMPACT_TRIES);
+	}
 	rc = msg_send(b->wsock, m, &w->ident);
 	msg_destroy(&m);
 	if (rc == 0) {
 		j->worker = (int)w->idx;
 		j->sent_at = now;
 		pool_assign(w, j->id, now);
+		if (model) {
+			request_mark_set(&b->cmark, &v, &b->rb);
+			gate_sent(&b->gate, j->id, keys, nkeys, now);
+		}
 	}
+out:
+	for (k = 0; k < n; k++)
+		free(texts[k]);
+	request_view_free(&v);
+	buf_free(&tail);
 	return rc;
 }
 
@@ -572,6 +711,8 @@ compact_dispatch(struct broker *b, uint64_t now)
 
 	if (b->stopping)
 		return;
+	/* A turn's call goes first: it is what someone waits for. */
+	turn_tick(b, now);
 	while (plan_work_take(b->plan, &pj) == 0) {
 		if (pj.free) {
 			compact_free_job(b, &pj);
@@ -589,6 +730,7 @@ compact_dispatch(struct broker *b, uint64_t now)
 		j->src_size = pj.src_size;
 		j->worker = -1;
 		j->sent_at = 0;
+		j->gated = 0;
 	}
 	for (k = 0; k < b->njobs; k++) {
 		j = &b->jobs[k];
@@ -599,6 +741,12 @@ compact_dispatch(struct broker *b, uint64_t now)
 		if (w == NULL)
 			break;
 		rc = compact_send(b, j, w, now);
+		/* Counted once per call held back, not per look. */
+		if (rc == COMPACT_GATED && !j->gated)
+			b->gate.waits++;
+		j->gated = rc == COMPACT_GATED;
+		if (rc == COMPACT_GATED)
+			continue;
 		if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
 			/* The worker is gone or stuck: restart it. */
 			(void)pool_kill(&b->pool, w, "cannot take a job", now);
@@ -666,13 +814,26 @@ compact_result(
     struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
 {
 	struct compact_job *j;
+	struct usage_tokens u;
 	const char *text = NULL;
 	size_t len = 0, cut;
+	uint64_t id = 0;
 
+	if (msg_get_uint(m, "job", &id) == 0 && turn_owns(b, id)) {
+		turn_result(b, w, m, now);
+		return;
+	}
 	j = compact_job_of(b, w, m);
 	if (j == NULL)
 		return;
-	(void)pool_done(w);
+	(void)pool_done(w, j->id);
+	if (gate_done(&b->gate, j->id))
+		compact_dispatch(b, now);
+	if (!compact_offline(b)) {
+		usage_take(m, w->idx, &u);
+		usage_add(
+		    &b->usage, b->cfg.memory.provider, b->cfg.memory.model, &u);
+	}
 	if (msg_get_str(m, "text", &text, &len) != 0 || len == 0) {
 		compact_failed(b, j, "empty", "the worker returned no text");
 	} else {
@@ -702,15 +863,45 @@ compact_fail(
 {
 	struct compact_job *j;
 	const char *code = "failed", *text = "";
+	uint64_t id = 0;
 
+	if (msg_get_uint(m, "job", &id) == 0 && turn_owns(b, id)) {
+		turn_fail(b, w, m, now);
+		return;
+	}
 	j = compact_job_of(b, w, m);
 	if (j == NULL)
 		return;
-	(void)pool_done(w);
+	(void)pool_done(w, j->id);
+	(void)gate_done(&b->gate, j->id);
 	(void)msg_get_str(m, "code", &code, NULL);
 	(void)msg_get_str(m, "text", &text, NULL);
 	compact_failed(b, j, code, text);
 	compact_dispatch(b, now);
+}
+
+/* compact_chunk - a CHUNK: the start of a compaction's response opens
+ * the gate for the calls that wait on its prefix (rule 30). */
+void
+compact_chunk(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
+{
+	const struct compact_job *j;
+	const char *part = "text";
+	uint64_t id = 0;
+
+	if (msg_get_uint(m, "job", &id) != 0)
+		return;
+	if (turn_owns(b, id)) {
+		turn_chunk(b, w, m, now);
+		return;
+	}
+	j = compact_find(b, id);
+	if (j == NULL || j->worker != (int)w->idx)
+		return;
+	(void)msg_get_str(m, "part", &part, NULL);
+	if (strcmp(part, "start") == 0 && gate_started(&b->gate, id, now))
+		compact_dispatch(b, now);
 }
 
 /* compact_cancel - send CANCEL for job j to its worker, which is idle for
@@ -726,11 +917,12 @@ compact_cancel(struct broker *b, struct compact_job *j)
 	w = &b->pool.w[j->worker];
 	m = msg_new(MSG_CANCEL);
 	msg_set_int(m, "job", (int64_t)j->id);
-	if (w->state == POOL_BUSY && w->job == j->id) {
+	if (pool_holds(w, j->id)) {
 		(void)msg_send(b->wsock, m, &w->ident);
-		(void)pool_done(w);
+		(void)pool_done(w, j->id);
 	}
 	msg_destroy(&m);
+	(void)gate_done(&b->gate, j->id);
 	j->worker = -1;
 }
 
@@ -741,6 +933,7 @@ compact_overdue(struct broker *b, uint64_t now)
 {
 	size_t k = 0;
 
+	turn_overdue(b, now);
 	while (k < b->njobs) {
 		struct compact_job *j = &b->jobs[k];
 
@@ -777,17 +970,27 @@ compact_turn_waits(struct broker *b, uint64_t now)
 	compact_dispatch(b, now);
 }
 
-/* compact_requeue - the worker of job died: it waits for another one. */
+/* compact_requeue - the worker that held job is gone: its jobs wait for
+ * another one (a worker holds several, the pool hands back the first). */
 void
 compact_requeue(struct broker *b, uint64_t job)
 {
 	struct compact_job *j = compact_find(b, job);
+	int slot = j != NULL ? j->worker : turn_slot(b, job);
+	size_t k;
 
-	if (j == NULL)
+	if (slot < 0)
 		return;
-	log_info("job %llu (node %u:%llu) goes to another worker",
-	    (unsigned long long)job, j->l, (unsigned long long)j->i);
-	j->worker = -1;
+	for (k = 0; k < b->njobs; k++) {
+		j = &b->jobs[k];
+		if (j->worker != slot)
+			continue;
+		log_info("job %llu (node %u:%llu) goes to another worker",
+		    (unsigned long long)j->id, j->l, (unsigned long long)j->i);
+		(void)gate_done(&b->gate, j->id);
+		j->worker = -1;
+	}
+	turn_lost(b, slot, timer_now());
 }
 
 /* compact_retry - every failed node is ready again. */

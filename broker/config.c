@@ -14,6 +14,7 @@
 #include "proto/xmalloc.h"
 
 #include "config.h"
+#include "provider.h"
 
 /* Top-level sections other parts of shiro read; shirod leaves them be. */
 static const char *const config_foreign[] = {
@@ -46,11 +47,7 @@ config_role_parse(const char *name, enum config_role *rolep)
 }
 
 /* config_fail - set *errp to a formatted text and return CORRUPT. */
-static int config_fail(char **errp, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* config_fail - set *errp to a formatted text and return CORRUPT. */
-static int
+int
 config_fail(char **errp, const char *fmt, ...)
 {
 	struct buf b = BUF_INIT;
@@ -176,14 +173,11 @@ static int
 config_providers(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const keys[] = {
-	    "type", "model", "url", "keyEnv", "keyFile", NULL};
-	static const char *const types[] = {
-	    "offline", "anthropic", "openai", "openai-compatible", NULL};
+	    "type", "model", "url", "keyEnv", "keyFile", "jobs", NULL};
 	struct config_provider *p;
 	const char *name;
 	char path[128];
 	json_t *sec, *v;
-	size_t i;
 	int rc;
 
 	if ((rc = config_section(root, "providers", &sec, errp)) != 0)
@@ -211,34 +205,148 @@ config_providers(json_t *root, struct config *cfg, char **errp)
 		    (rc = config_str(v, path, "keyEnv", &p->key_env, errp)) !=
 			0 ||
 		    (rc = config_str(v, path, "keyFile", &p->key_file, errp)) !=
-			0)
+			0 ||
+		    (rc = config_u(v, path, "jobs", 1, CONFIG_PROVIDER_JOBS_MAX,
+			 &p->jobs, errp)) != 0)
 			return rc;
 		if (p->type == NULL)
-			p->type = xstrdup(strcmp(name, CONFIG_OFFLINE) == 0
-				? CONFIG_OFFLINE
-				: name);
-		for (i = 0; types[i] != NULL; i++)
-			if (strcmp(p->type, types[i]) == 0)
-				break;
-		if (types[i] == NULL)
+			p->type = xstrdup(name);
+		if (provider_preset_find(p->type) == NULL)
 			return config_fail(errp,
-			    "%s.type: unknown type \"%.64s\" (offline, "
-			    "anthropic, openai, openai-compatible)",
-			    path, p->type);
+			    "%s.type: unknown type \"%.64s\" (one of %s)", path,
+			    p->type, provider_preset_names());
+		if (strcmp(name, CONFIG_OFFLINE) == 0 &&
+		    strcmp(provider_preset_find(p->type)->wire,
+			PROVIDER_WIRE_OFFLINE) != 0)
+			return config_fail(errp,
+			    "%s.type: the name offline is the built-in "
+			    "summarizer's",
+			    path);
 	}
 	return 0;
 }
 
-/* config_known_provider - name is configured or is the built-in offline. */
+/* config_prices - read the "prices" object: model -> dollars per
+ * million tokens. */
+static int
+config_prices(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const keys[] = {
+	    "input", "output", "cacheRead", "cacheWrite", NULL};
+	static const char *const fields[] = {
+	    "input", "output", "cacheRead", "cacheWrite"};
+	struct config_price *cp;
+	const char *model;
+	char path[200];
+	json_t *sec, *v, *f;
+	double *dst[4];
+	size_t k;
+	int rc;
+
+	if ((rc = config_section(root, "prices", &sec, errp)) != 0)
+		return rc;
+	if (sec == NULL)
+		return 0;
+	if (json_object_size(sec) > 256)
+		return config_fail(errp, "prices: at most 256 models");
+	cfg->prices = xcalloc(json_object_size(sec) + 1, sizeof(*cp));
+	json_object_foreach(sec, model, v)
+	{
+		snprintf(path, sizeof(path), "prices.%.128s", model);
+		if (strlen(model) == 0 || strlen(model) > 128)
+			return config_fail(
+			    errp, "prices: a model name of 1 to 128 bytes");
+		if (!json_is_object(v))
+			return config_fail(errp,
+			    "%s: must be an object of dollars per million "
+			    "tokens",
+			    path);
+		if ((rc = config_keys(v, path, keys, errp)) != 0)
+			return rc;
+		cp = &cfg->prices[cfg->nprices++];
+		cp->model = xstrdup(model);
+		dst[0] = &cp->input;
+		dst[1] = &cp->output;
+		dst[2] = &cp->cache_read;
+		dst[3] = &cp->cache_write;
+		for (k = 0; k < 4; k++) {
+			f = json_object_get(v, fields[k]);
+			if (f == NULL)
+				continue;
+			if (!json_is_number(f) || json_number_value(f) < 0 ||
+			    json_number_value(f) > 1e6)
+				return config_fail(errp,
+				    "%s.%s: must be a number of dollars "
+				    "between 0 and 1000000",
+				    path, fields[k]);
+			*dst[k] = json_number_value(f);
+		}
+	}
+	return 0;
+}
+
+/* config_turns - read the "turns" object. */
+static int
+config_turns(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const keys[] = {"provider", "model", "maxTokens",
+	    "thinking", "maxSteps", "trustedWorkspaces", NULL};
+	struct config_turns *t = &cfg->turns;
+	json_t *sec, *arr, *v;
+	size_t k;
+	int rc;
+
+	if ((rc = config_section(root, "turns", &sec, errp)) != 0)
+		return rc;
+	if (sec == NULL)
+		return 0;
+	if ((rc = config_keys(sec, "turns", keys, errp)) != 0 ||
+	    (rc = config_str(
+		 sec, "turns", "provider", &cfg->turn_provider, errp)) != 0 ||
+	    (rc = config_str(sec, "turns", "model", &t->model, errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "maxTokens", 16, 1000000,
+		 &t->max_tokens, errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "thinking", 0, 1000000, &t->thinking,
+		 errp)) != 0 ||
+	    (rc = config_u(
+		 sec, "turns", "maxSteps", 1, 1000, &t->max_steps, errp)) != 0)
+		return rc;
+	if (t->thinking != 0 && t->thinking < 1024)
+		return config_fail(errp,
+		    "turns.thinking: a thinking budget is 0 (off) or at "
+		    "least 1024 tokens");
+	arr = json_object_get(sec, "trustedWorkspaces");
+	if (arr == NULL)
+		return 0;
+	if (!json_is_array(arr) || json_array_size(arr) > 64)
+		return config_fail(errp,
+		    "turns.trustedWorkspaces: must be an array of at most 64 "
+		    "absolute paths");
+	t->trusted = xcalloc(json_array_size(arr) + 1, sizeof(*t->trusted));
+	json_array_foreach(arr, k, v)
+	{
+		if (!json_is_string(v) || json_string_value(v)[0] != '/' ||
+		    strlen(json_string_value(v)) != json_string_length(v) ||
+		    json_string_length(v) > 4096)
+			return config_fail(errp,
+			    "turns.trustedWorkspaces[%zu]: must be an "
+			    "absolute path",
+			    k);
+		t->trusted[t->ntrusted++] = xstrdup(json_string_value(v));
+	}
+	return 0;
+}
+
+/* config_known_provider - name is configured or names a preset. */
 static int
 config_known_provider(const struct config *cfg, const char *name)
 {
-	return strcmp(name, CONFIG_OFFLINE) == 0 ||
-	    config_provider(cfg, name) != NULL;
+	return config_provider(cfg, name) != NULL ||
+	    provider_preset_find(name) != NULL;
 }
 
 /* config_add_workers - append one worker group to cfg. */
-static void
+void
 config_add_workers(struct config *cfg, enum config_role role,
     const char *provider, unsigned count)
 {
@@ -278,17 +386,11 @@ config_workers(json_t *root, struct config *cfg, char **errp)
 	int rc = 0;
 
 	arr = json_object_get(root, "workers");
-	if (arr == NULL) {
-		/* The default: compaction works on a fresh machine, and
-		 * turns get a worker if a turn provider is configured. */
-		config_add_workers(
-		    cfg, CONFIG_ROLE_MODEL, cfg->memory.provider, 2);
-		if (cfg->turn_provider != NULL &&
-		    strcmp(cfg->turn_provider, cfg->memory.provider) != 0)
-			config_add_workers(
-			    cfg, CONFIG_ROLE_MODEL, cfg->turn_provider, 1);
+	/* Without a pool, provider_resolve() makes the default one: it
+	 * knows which providers serve. */
+	if (arr == NULL)
 		return 0;
-	}
+	cfg->workers_set = 1;
 	if (!json_is_array(arr))
 		return config_fail(
 		    errp, "workers: must be an array of objects");
@@ -363,7 +465,7 @@ config_workers(json_t *root, struct config *cfg, char **errp)
 			if (!config_known_provider(cfg, w->provider)) {
 				rc = config_fail(errp,
 				    "%s.provider: no provider \"%.64s\" in "
-				    "providers",
+				    "providers and no preset of that name",
 				    path, w->provider);
 				goto out;
 			}
@@ -395,12 +497,12 @@ static int
 config_parse(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const top[] = {"endpoints", "providers", "workers",
-	    "memory", "turns", "heartbeat", "restart", "clients", NULL};
+	    "memory", "turns", "heartbeat", "restart", "clients", "prices",
+	    NULL};
 	static const char *const ep_keys[] = {"clients", "workers", NULL};
 	static const char *const mem_keys[] = {"ceiling", "floor",
 	    "compactionCeiling", "compactionFloor", "jobs", "settleTimeoutMs",
-	    "retryMs", "failures", "provider", NULL};
-	static const char *const turn_keys[] = {"provider", NULL};
+	    "retryMs", "failures", "provider", "model", "gateBytes", NULL};
 	static const char *const hb_keys[] = {"intervalMs", "liveness", NULL};
 	static const char *const rs_keys[] = {"minMs", "maxMs", NULL};
 	static const char *const cl_keys[] = {
@@ -431,7 +533,8 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		if (!json_is_object(v))
 			return config_fail(errp, "%s: must be an object", key);
 	}
-	if ((rc = config_providers(root, cfg, errp)) != 0)
+	if ((rc = config_providers(root, cfg, errp)) != 0 ||
+	    (rc = config_prices(root, cfg, errp)) != 0)
 		return rc;
 
 	if ((rc = config_section(root, "endpoints", &sec, errp)) != 0)
@@ -475,8 +578,13 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		(rc = config_u(sec, "memory", "failures", 1, 100, &m->failures,
 		     errp)) != 0 ||
 		(rc = config_str(
-		     sec, "memory", "provider", &m->provider, errp)) != 0))
+		     sec, "memory", "provider", &m->provider, errp)) != 0 ||
+		(rc = config_str(sec, "memory", "model", &m->model, errp)) !=
+		    0 ||
+		(rc = config_u(sec, "memory", "gateBytes", 0, 1U << 24,
+		     &m->gate_bytes, errp)) != 0))
 		return rc;
+	m->provider_set = m->provider != NULL;
 	if (m->floor >= m->ceiling)
 		return config_fail(errp,
 		    "memory.floor: must be below memory.ceiling (%lu >= %lu)",
@@ -486,22 +594,30 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		    "memory.compactionFloor: must be below "
 		    "memory.compactionCeiling (%lu >= %lu)",
 		    m->cfloor, m->cceiling);
-	if (!config_known_provider(cfg, m->provider))
+	if (m->provider != NULL && !config_known_provider(cfg, m->provider))
 		return config_fail(errp,
-		    "memory.provider: no provider \"%.64s\" in providers",
+		    "memory.provider: no provider \"%.64s\" in providers and "
+		    "no preset of that name",
 		    m->provider);
 
-	if ((rc = config_section(root, "turns", &sec, errp)) != 0)
-		return rc;
-	if (sec != NULL &&
-	    ((rc = config_keys(sec, "turns", turn_keys, errp)) != 0 ||
-		(rc = config_str(sec, "turns", "provider", &cfg->turn_provider,
-		     errp)) != 0))
+	if ((rc = config_turns(root, cfg, errp)) != 0)
 		return rc;
 	if (cfg->turn_provider != NULL &&
-	    config_provider(cfg, cfg->turn_provider) == NULL)
+	    !config_known_provider(cfg, cfg->turn_provider))
 		return config_fail(errp,
-		    "turns.provider: no provider \"%.64s\" in providers",
+		    "turns.provider: no provider \"%.64s\" in providers and "
+		    "no preset of that name",
+		    cfg->turn_provider);
+	if (cfg->turn_provider != NULL &&
+	    (strcmp(cfg->turn_provider, CONFIG_OFFLINE) == 0 ||
+		(config_provider(cfg, cfg->turn_provider) != NULL &&
+		    strcmp(provider_preset_find(
+			       config_provider(cfg, cfg->turn_provider)->type)
+			       ->wire,
+			PROVIDER_WIRE_OFFLINE) == 0)))
+		return config_fail(errp,
+		    "turns.provider: \"%.64s\" is the offline summarizer, "
+		    "which cannot answer turns",
 		    cfg->turn_provider);
 
 	if ((rc = config_section(root, "heartbeat", &sec, errp)) != 0)
@@ -566,7 +682,9 @@ config_defaults(const char *home, struct config *cfg)
 	cfg->memory.settle_ms = CONFIG_SETTLE_MS;
 	cfg->memory.retry_ms = CONFIG_RETRY_MS;
 	cfg->memory.failures = CONFIG_FAILURES;
-	cfg->memory.provider = xstrdup(CONFIG_OFFLINE);
+	cfg->memory.gate_bytes = CONFIG_GATE_BYTES;
+	cfg->turns.max_tokens = CONFIG_MAX_TOKENS;
+	cfg->turns.max_steps = CONFIG_MAX_STEPS;
 	cfg->clients.max = 256;
 	cfg->clients.replay = 4096;
 	cfg->clients.rate = 50000;
@@ -654,6 +772,18 @@ config_provider(const struct config *cfg, const char *name)
 	return NULL;
 }
 
+/* config_price - the price of model, or NULL; borrowed. */
+const struct config_price *
+config_price(const struct config *cfg, const char *model)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->nprices; i++)
+		if (strcmp(cfg->prices[i].model, model) == 0)
+			return &cfg->prices[i];
+	return NULL;
+}
+
 /* config_free - release every string and array of *cfg. */
 void
 config_free(struct config *cfg)
@@ -664,16 +794,33 @@ config_free(struct config *cfg)
 	free(cfg->client_endpoint);
 	free(cfg->worker_endpoint);
 	free(cfg->turn_provider);
+	free(cfg->turns.model);
+	for (i = 0; i < cfg->turns.ntrusted; i++)
+		free(cfg->turns.trusted[i]);
+	free(cfg->turns.trusted);
 	free(cfg->memory.provider);
+	free(cfg->memory.model);
 	for (i = 0; i < cfg->nproviders; i++) {
-		free(cfg->providers[i].name);
-		free(cfg->providers[i].type);
-		free(cfg->providers[i].model);
-		free(cfg->providers[i].url);
-		free(cfg->providers[i].key_env);
-		free(cfg->providers[i].key_file);
+		struct config_provider *p = &cfg->providers[i];
+
+		free(p->name);
+		free(p->type);
+		free(p->model);
+		free(p->url);
+		free(p->key_env);
+		free(p->key_file);
+		free(p->base_url);
+		free(p->cheap_model);
+		free(p->key_from);
+		if (p->key != NULL)
+			explicit_bzero(p->key, p->key_len);
+		free(p->key);
 	}
 	free(cfg->providers);
+	for (i = 0; i < cfg->nprices; i++)
+		free(cfg->prices[i].model);
+	free(cfg->prices);
+	free(cfg->env_note);
 	for (i = 0; i < cfg->nworkers; i++) {
 		free(cfg->workers[i].provider);
 		free(cfg->workers[i].path);

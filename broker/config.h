@@ -25,22 +25,54 @@
 #define CONFIG_SETTLE_MS 20000
 #define CONFIG_RETRY_MS 10000
 #define CONFIG_FAILURES 3
+#define CONFIG_GATE_BYTES 8192
 
 /* The provider that needs no network and is always there. */
 #define CONFIG_OFFLINE "offline"
+
+/* Turns: the reply's token cap and the step cap of one turn. */
+#define CONFIG_MAX_TOKENS 8192
+#define CONFIG_MAX_STEPS 32
+/* Calls in flight per model worker (READY's jobs), default and most. */
+#define CONFIG_PROVIDER_JOBS 4
+#define CONFIG_PROVIDER_JOBS_MAX 16
 
 /* The worker roles; the catalogue's permission table is per role. */
 enum config_role { CONFIG_ROLE_MODEL, CONFIG_ROLE_TOOL, CONFIG_ROLE_FS };
 #define CONFIG_NROLES 3
 
-/* One provider: a name other settings use, and how to reach it. */
+/*
+ * One provider: a name other settings use, and how to reach it.  The
+ * first group of fields is what config.json said; the second is filled
+ * by provider_resolve() (broker/provider.h) from those, the preset the
+ * type names and the environment.
+ */
 struct config_provider {
 	char *name; /* "offline", "anthropic", or any name the user picks */
-	char *type; /* offline, anthropic, openai, openai-compatible */
+	char *type; /* a wire or a preset (provider.h); NULL: the name */
 	char *model; /* the model's id at the provider; may be NULL */
 	char *url; /* base URL; NULL for the provider's default */
 	char *key_env; /* read the API key from this variable of shirod */
 	char *key_file; /* or from this file (first line) */
+	unsigned jobs; /* calls in flight per worker; 0: the default */
+
+	/* Resolved (provider_resolve). */
+	const char *preset; /* the preset's name (static) */
+	const char *wire; /* offline, anthropic, openai-responses, ... */
+	char *base_url; /* the URL the worker is given; NULL for offline */
+	char *cheap_model; /* the model for compactions by default */
+	char *key; /* the API key, in memory only; NULL: none */
+	size_t key_len;
+	char *key_from; /* where the key came from, for people: a variable
+			 * name or "keyFile PATH"; never the key */
+	int needs_key; /* a hosted service: no key, no call */
+	int from_env; /* made from the environment, not config.json */
+};
+
+/* A model's price in US dollars per million tokens (estimates). */
+struct config_price {
+	char *model;
+	double input, output, cache_read, cache_write;
 };
 
 /* One group of identical workers: role, provider (model role) and count. */
@@ -59,7 +91,24 @@ struct config_memory {
 	unsigned settle_ms; /* a turn waits this long for its view */
 	unsigned retry_ms; /* a failed node is tried again this often */
 	unsigned failures; /* the n-th failure cuts the input instead */
-	char *provider; /* compaction provider's name */
+	char *provider; /* compaction provider's name (resolved: never
+			 * NULL after provider_resolve) */
+	char *model; /* the compaction model; NULL: the provider's cheap
+		      * one (resolved: its model id, NULL for offline) */
+	int provider_set; /* config.json named memory.provider */
+	unsigned gate_bytes; /* a compaction waits for a prefix another
+			      * call writes only when the cache lacks at
+			      * least this much of its own */
+};
+
+/* Turns: who answers, and within what. */
+struct config_turns {
+	char *model; /* the turns' model; NULL: the provider's */
+	unsigned max_tokens; /* the cap on one call's output */
+	unsigned thinking; /* a thinking budget in tokens; 0: off */
+	unsigned max_steps; /* model calls in one turn at most */
+	char **trusted; /* workspaces whose AGENTS.md is read */
+	size_t ntrusted;
 };
 
 struct config_clients {
@@ -75,6 +124,7 @@ struct config {
 	char *client_endpoint; /* ZeroMQ endpoint for clients */
 	char *worker_endpoint; /* ZeroMQ endpoint for workers */
 	char *turn_provider; /* NULL: no model configured for turns */
+	struct config_turns turns;
 	unsigned heartbeat_ms; /* heartbeat period, both ways */
 	unsigned liveness; /* missed heartbeats that mean dead */
 	unsigned backoff_min_ms; /* first restart delay of a worker */
@@ -85,6 +135,12 @@ struct config {
 	size_t nproviders;
 	struct config_workers *workers;
 	size_t nworkers;
+	int workers_set; /* config.json had a "workers" array */
+	struct config_price *prices;
+	size_t nprices;
+	/* Resolved by provider_resolve. */
+	char *env_note; /* why the environment selected nothing, if it
+			 * tried (a variable without its partner) */
 };
 
 /*
@@ -109,6 +165,22 @@ void config_free(struct config *cfg);
 /* config_provider - the provider called name, or NULL; borrowed. */
 const struct config_provider *config_provider(
     const struct config *cfg, const char *name);
+
+/*
+ * config_add_workers - append a group of count workers of role (and
+ * provider, copied) to cfg.
+ */
+void config_add_workers(struct config *cfg, enum config_role role,
+    const char *provider, unsigned count);
+
+/* config_fail - set *errp (freeing an earlier text) to a formatted text
+ * naming a setting; returns -SHIRO_ERR_CORRUPT. */
+int config_fail(char **errp, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* config_price - the price of model, or NULL; borrowed. */
+const struct config_price *config_price(
+    const struct config *cfg, const char *model);
 
 /* config_role_name - "model", "tool" or "fs". */
 const char *config_role_name(enum config_role role);

@@ -46,7 +46,8 @@ SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
 	broker/supervise.c broker/zap.c broker/secret.c broker/lograte.c \
-	broker/procstat.c
+	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
+	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
@@ -165,3 +166,50 @@ $(BUILD)/tests/bench_store: $(BUILD)/tests/bench_store.o $(FOLD_OBJ) \
 	$(PLAN_LIB) $(STORE_LIB) $(UTIL_LIB) | $(BUILD)/shiro-store
 	$(link)
 # --- end of the store tools' block
+
+# --- model calls (issue 9, the broker's half): providers, the prompt,
+# --- requests for the cache, the prefix gate, usage, turns.
+TESTS += $(BUILD)/tests/test_models
+OBJS += $(BUILD)/tests/test_models.o
+$(BUILD)/tests/test_models: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
+$(BUILD)/tests/test_models: $(BUILD)/tests/test_models.o $(HARNESS_OBJ) \
+	$(SHIROD_LIB) $(STORE_LIB) $(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(link)
+# --- end of the model calls' block
+# test_turn: turns through a real shirod against a scripted fake worker.
+TESTS += $(BUILD)/tests/test_turn
+OBJS += $(BUILD)/tests/test_turn.o
+$(BUILD)/tests/test_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_turn: $(BUILD)/tests/test_turn.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker
+	$(link)
+# make bench: the prompt cache replayed over 3,000 scripted messages, and
+# the system prompt plus tools per request.
+BENCHES += $(BUILD)/tests/bench_cache
+OBJS += $(BUILD)/tests/bench_cache.o
+$(BUILD)/tests/bench_cache: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_cache: $(BUILD)/tests/bench_cache.o $(SHIROD_LIB) \
+	$(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(link)
+# test_e2e: shirod, the real model worker and the mock provider together
+# (a turn on the wire, zero configuration, the doctor's probe, the
+# 3,000-message run with late, failed and cut compactions and a restart).
+TESTS += $(BUILD)/tests/test_e2e
+OBJS += $(BUILD)/tests/test_e2e.o
+$(BUILD)/tests/test_e2e: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_e2e: $(BUILD)/tests/test_e2e.o $(BUILD)/tests/mock_util.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker \
+	$(BUILD)/shiro-plan $(BUILD)/shiro-store
+	$(link)
+# make bench: a turn's overhead (SEND to the request at the mock, shiro -p
+# against curl) and compaction throughput through shirod, 1 to 8 workers.
+BENCHES += $(BUILD)/tests/bench_turn
+OBJS += $(BUILD)/tests/bench_turn.o
+$(BUILD)/tests/bench_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro
+	$(link)

@@ -198,8 +198,9 @@ pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
 static void
 pool_child(struct pool *p, struct pool_worker *w, int credfd)
 {
-	char hb[16], cfd[16];
-	const char *argv[16];
+	const struct config_provider *pv = NULL;
+	char hb[16], cfd[16], jobs[16];
+	const char *argv[24];
 	sigset_t none;
 	int nullfd, i = 0;
 
@@ -246,6 +247,20 @@ pool_child(struct pool *p, struct pool_worker *w, int credfd)
 	if (w->provider != NULL) {
 		argv[i++] = "--provider";
 		argv[i++] = w->provider;
+		pv = config_provider(p->cfg, w->provider);
+	}
+	/* The wire, its base URL and the calls in flight (never a key: it
+	 * follows READY as SECRET). */
+	if (pv != NULL && pv->wire != NULL) {
+		argv[i++] = "--wire";
+		argv[i++] = pv->wire;
+		if (pv->base_url != NULL) {
+			argv[i++] = "--base-url";
+			argv[i++] = pv->base_url;
+		}
+		snprintf(jobs, sizeof(jobs), "%u", pv->jobs ? pv->jobs : 1);
+		argv[i++] = "--jobs";
+		argv[i++] = jobs;
 	}
 	argv[i++] = "--heartbeat-ms";
 	argv[i++] = hb;
@@ -372,7 +387,9 @@ pool_ready(struct pool_worker *w, const struct msg_ident *ident,
 			"was started for";
 		return -SHIRO_ERR_PERM;
 	}
-	w->job = 0;
+	w->njobs = 0;
+	if (w->max_jobs == 0)
+		w->max_jobs = 1;
 	w->ident = *ident;
 	w->state = POOL_IDLE;
 	w->ready_at = now;
@@ -399,7 +416,8 @@ pool_seen(struct pool_worker *w, uint64_t now)
 	w->last_seen = now;
 }
 
-/* pool_idle - an IDLE worker of role (and provider), the least used. */
+/* pool_idle - a ready worker with room for a job: fewest jobs, then the
+ * least used. */
 struct pool_worker *
 pool_idle(struct pool *p, enum config_role role, const char *provider)
 {
@@ -409,45 +427,75 @@ pool_idle(struct pool *p, enum config_role role, const char *provider)
 	for (k = 0; k < p->n; k++) {
 		struct pool_worker *w = &p->w[k];
 
-		if (w->state != POOL_IDLE || w->role != role)
+		if ((w->state != POOL_IDLE && w->state != POOL_BUSY) ||
+		    w->role != role ||
+		    w->njobs >= (w->max_jobs ? w->max_jobs : 1))
 			continue;
 		if (provider != NULL &&
 		    (w->provider == NULL || strcmp(w->provider, provider) != 0))
 			continue;
-		if (best == NULL || w->jobs_done < best->jobs_done)
+		if (best == NULL || w->njobs < best->njobs ||
+		    (w->njobs == best->njobs && w->jobs_done < best->jobs_done))
 			best = w;
 	}
 	return best;
 }
 
-/* pool_assign - give job to the IDLE worker w. */
+/* pool_capacity - how many jobs w runs at once. */
+void
+pool_capacity(struct pool_worker *w, uint64_t jobs)
+{
+	w->max_jobs = jobs < 1	   ? 1
+	    : jobs > POOL_JOBS_MAX ? POOL_JOBS_MAX
+				   : (unsigned)jobs;
+}
+
+/* pool_assign - give job to the ready worker w, which has room. */
 void
 pool_assign(struct pool_worker *w, uint64_t job, uint64_t now)
 {
+	(void)now;
+	if (w->njobs >= POOL_JOBS_MAX)
+		return;
 	w->state = POOL_BUSY;
-	w->job = job;
-	w->job_since = now;
+	w->jobs[w->njobs++] = job;
 }
 
-/* pool_done - w finished its job; returns the job it held. */
-uint64_t
-pool_done(struct pool_worker *w)
+/* pool_holds - whether w holds job. */
+int
+pool_holds(const struct pool_worker *w, uint64_t job)
 {
-	uint64_t job = w->job;
+	unsigned k;
 
-	if (w->state == POOL_BUSY) {
-		w->state = POOL_IDLE;
+	for (k = 0; k < w->njobs; k++)
+		if (w->jobs[k] == job)
+			return 1;
+	return 0;
+}
+
+/* pool_done - w finished job; 1 if it held it. */
+int
+pool_done(struct pool_worker *w, uint64_t job)
+{
+	unsigned k;
+
+	for (k = 0; k < w->njobs; k++) {
+		if (w->jobs[k] != job)
+			continue;
+		w->jobs[k] = w->jobs[--w->njobs];
 		w->jobs_done++;
+		if (w->njobs == 0 && w->state == POOL_BUSY)
+			w->state = POOL_IDLE;
+		return 1;
 	}
-	w->job = 0;
-	return job;
+	return 0;
 }
 
 /* pool_kill - kill w's process; it restarts once reaped. */
 uint64_t
 pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
 {
-	uint64_t job = w->job;
+	uint64_t job = w->njobs > 0 ? w->jobs[0] : 0;
 
 	(void)now;
 	if (w->state == POOL_DOWN || w->state == POOL_DYING)
@@ -459,7 +507,7 @@ pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
 	/* Its key dies with it: nobody connects as this process again. */
 	pool_forget_key(p, w);
 	w->state = POOL_DYING;
-	w->job = 0;
+	w->njobs = 0;
 	w->ident.len = 0;
 	return job;
 }
@@ -479,8 +527,8 @@ pool_reaped(struct pool *p, pid_t pid, int status, uint64_t now, uint64_t *jobp)
 		}
 	if (w == NULL)
 		return NULL;
-	*jobp = w->job;
-	w->job = 0;
+	*jobp = w->njobs > 0 ? w->jobs[0] : 0;
+	w->njobs = 0;
 	if (w->state != POOL_DYING) {
 		if (WIFSIGNALED(status))
 			log_warnx("worker %u (%s, pid %d) died of signal %d",

@@ -43,9 +43,12 @@ enum pool_state {
 	POOL_DOWN, /* no process; restart_at says when to start one */
 	POOL_STARTING, /* forked, waiting for READY */
 	POOL_IDLE, /* ready, no job */
-	POOL_BUSY, /* running job */
+	POOL_BUSY, /* running one job or more (up to max_jobs) */
 	POOL_DYING /* killed, waiting to reap pid */
 };
+
+/* The most jobs one worker runs at once (READY's jobs is cut to it). */
+#define POOL_JOBS_MAX 16
 
 struct pool_worker {
 	unsigned idx;
@@ -61,8 +64,9 @@ struct pool_worker {
 	unsigned backoff_ms;
 	unsigned starts; /* processes started in this slot */
 	unsigned jobs_done;
-	uint64_t job; /* the job held while BUSY; 0 otherwise */
-	uint64_t job_since;
+	uint64_t jobs[POOL_JOBS_MAX]; /* the jobs held, njobs of them */
+	unsigned njobs;
+	unsigned max_jobs; /* what READY said it runs at once */
 	int secret_sent;
 	int warned; /* "cannot run" was logged */
 };
@@ -142,15 +146,32 @@ int pool_has_pid(const struct pool *p, pid_t pid);
 /* pool_seen - the worker of w showed a sign of life at now. */
 void pool_seen(struct pool_worker *w, uint64_t now);
 
-/* pool_idle - an IDLE model worker of provider (least used), or NULL. */
+/*
+ * pool_idle - a ready worker of role (and provider) with room for one
+ * more job: the one with the fewest jobs, then the least used; or NULL.
+ */
 struct pool_worker *pool_idle(
     struct pool *p, enum config_role role, const char *provider);
 
-/* pool_assign - give job to the IDLE worker w (now BUSY). */
+/* pool_capacity - w runs up to jobs jobs at once (READY's jobs, cut to
+ * 1 .. POOL_JOBS_MAX). */
+void pool_capacity(struct pool_worker *w, uint64_t jobs);
+
+/* pool_assign - give job to the ready worker w, which has room (BUSY). */
 void pool_assign(struct pool_worker *w, uint64_t job, uint64_t now);
 
-/* pool_done - w finished its job (now IDLE); returns the job it held. */
-uint64_t pool_done(struct pool_worker *w);
+/* pool_holds - whether w holds job. */
+int pool_holds(const struct pool_worker *w, uint64_t job);
+
+/* pool_done - w finished job (IDLE when it was its last); 1 if w held
+ * it, 0 if not. */
+int pool_done(struct pool_worker *w, uint64_t job);
+
+/*
+ * Of the calls below that hand back "the job it held": a worker may hold
+ * several jobs; the one returned is the first, and the slot forgets them
+ * all.  The caller finds the others by the slot (compact_requeue).
+ */
 
 /*
  * pool_kill - kill w's process (SIGKILL) and mark it DYING: it restarts

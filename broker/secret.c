@@ -152,11 +152,20 @@ secret_load(struct secrets *s, const struct config *cfg)
 	for (k = 0; k < cfg->nproviders; k++) {
 		const struct config_provider *p = &cfg->providers[k];
 
-		if (p->key_env == NULL && p->key_file == NULL)
+		/* A key the providers' resolution found (its variable,
+		 * SHIRO_API_KEY, the preset's, or keyFile) is taken as it
+		 * is; otherwise keyEnv and keyFile are read here. */
+		if (p->key != NULL) {
+			len = p->key_len;
+			key = xmalloc(len + 1);
+			memcpy(key, p->key, len + 1);
+		} else if (p->wire != NULL ||
+		    (p->key_env == NULL && p->key_file == NULL)) {
+			/* Resolved without a key: it has none to read. */
 			continue;
-		key = secret_read(p, &len);
-		if (key == NULL)
+		} else if ((key = secret_read(p, &len)) == NULL) {
 			continue;
+		}
 		s->v[s->n].provider = xstrdup(p->name);
 		s->v[s->n].key = key;
 		s->v[s->n].len = len;

@@ -19,7 +19,10 @@
 #include "config.h"
 
 /* Variables that hold a provider's key by convention: always erased. */
-#define SECRET_ENV_NAMES "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SHIRO_API_KEY"
+#define SECRET_ENV_NAMES \
+	"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "SHIRO_API_KEY", \
+	    "OPENROUTER_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY", \
+	    "XAI_API_KEY"
 
 /* The longest key kept, in bytes (a key file's first line). */
 #define SECRET_MAX 8192

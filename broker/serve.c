@@ -21,6 +21,7 @@
 
 #include "broker.h"
 #include "out.h"
+#include "provider.h"
 
 /* The most text bytes a "message" event carries. */
 #define SERVE_EVENT_TEXT 4096
@@ -157,37 +158,28 @@ serve_ack(struct broker *b, const struct serve_send *s, uint64_t id, int dup)
 	serve_answer(b, &s->from, &a);
 }
 
-/* serve_wait_turn - a turn was asked for message id: wait for the view. */
-static void
-serve_wait_turn(
-    struct broker *b, const struct serve_send *s, uint64_t id, uint64_t now)
+/* serve_pin - a copy of the view as it is now (caller frees): a turn's
+ * view is the one before its message (rule 49). */
+static struct plan_line *
+serve_pin(struct broker *b, size_t *np)
 {
-	struct broker_turn *t;
+	const struct plan_line *lines;
+	struct plan_line *v;
 
-	if (b->nturns == b->turns_cap) {
-		b->turns_cap = b->turns_cap ? 2 * b->turns_cap : 8;
-		b->turns =
-		    xreallocarray(b->turns, b->turns_cap, sizeof(*b->turns));
-	}
-	t = &b->turns[b->nturns++];
-	t->from = s->from;
-	t->rid = s->rid;
-	t->id = id;
-	t->deadline = now + b->cfg.memory.settle_ms;
-	if (b->nturns == 1)
-		compact_turn_waits(b, now);
-	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
+	plan_view(b->plan, &lines, np);
+	v = xcalloc(*np ? *np : 1, sizeof(*v));
+	if (*np > 0)
+		memcpy(v, lines, *np * sizeof(*v));
+	return v;
 }
 
-/* serve_logged - message id was logged: planner, event, turn. */
+/* serve_logged - message id (of kind) was logged: planner, event. */
 static void
-serve_logged(struct broker *b, const struct serve_send *s, uint64_t id,
-    int built, const char *text, size_t len, uint64_t now)
+serve_logged(struct broker *b, const char *kind, uint64_t id, int built,
+    const char *text, size_t len)
 {
-	const char *kind = "user";
 	struct msg *ev;
 
-	(void)msg_get_str(s->m, "kind", &kind, NULL);
 	(void)compact_appended(
 	    b, id, built, (uint32_t)render_flat_size(text, len));
 	ev = msg_new(MSG_EVENT);
@@ -205,8 +197,71 @@ serve_logged(struct broker *b, const struct serve_send *s, uint64_t id,
 		msg_val_set_int(d, "size", (int64_t)len);
 	}
 	out_publish(b, &ev);
-	if (s->turn)
-		serve_wait_turn(b, s, id, now);
+}
+
+/* serve_pages - messages first .. first+count-1 (of kind) were logged
+ * by store_append_long: read each back for the planner and the event; a
+ * page that fits a node is its own leaf (rule 12). */
+static void
+serve_pages(struct broker *b, const char *kind, uint64_t first, size_t count)
+{
+	struct store_msg sm;
+	size_t k, llen;
+	char *leaf;
+
+	for (k = 0; k < count; k++) {
+		if (store_read(b->store, first + k, &sm) != 0) {
+			log_warnx("message %llu: cannot read it back: %s",
+			    (unsigned long long)(first + k),
+			    store_errmsg(b->store));
+			continue;
+		}
+		leaf = compact_leaf_text(sm.text, sm.len, &llen);
+		if (leaf != NULL)
+			compact_node_put(b, 0, first + k, leaf, llen,
+			    (uint32_t)render_flat_size(leaf, llen));
+		serve_logged(b, kind, first + k, leaf != NULL, sm.text, sm.len);
+		free(leaf);
+		store_msg_free(&sm);
+	}
+}
+
+/* serve_turn - s's message (first id) is logged and asks for a turn. */
+static void
+serve_turn(struct broker *b, const struct serve_send *s, uint64_t id,
+    struct plan_line *pinned, size_t npinned, uint64_t now)
+{
+	const char *text = "";
+	size_t len = 0;
+
+	(void)msg_get_str(s->m, "text", &text, &len);
+	turn_asked(b, &s->from, s->rid, id, text, len, pinned, npinned, now);
+}
+
+/* serve_append_own - log what shirod itself writes (see broker.h). */
+int
+serve_append_own(struct broker *b, enum store_kind kind, const char *text,
+    size_t len, uint64_t *firstp)
+{
+	struct store_msg_in in;
+	uint64_t first = 0;
+	size_t count = 0;
+	int rc;
+
+	memset(&in, 0, sizeof(in));
+	in.kind = kind;
+	in.text = text;
+	in.len = len;
+	rc = store_append_long(b->store, &in, &first, &count);
+	if (rc != 0) {
+		log_warnx("a %s message of %zu bytes was not logged: %s",
+		    store_kind_name(kind), len, store_errmsg(b->store));
+		return rc;
+	}
+	if (firstp != NULL)
+		*firstp = first;
+	serve_pages(b, store_kind_name(kind), first, count);
+	return 0;
 }
 
 /* serve_flush_long - log one SEND too long for a page (rule 10). */
@@ -214,10 +269,10 @@ static void
 serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
 {
 	struct store_msg_in in;
-	struct store_msg sm;
 	const char *kind = "user";
-	size_t count = 0, k;
+	size_t count = 0, npinned = 0;
 	uint64_t first, t0 = store_count(b->store);
+	struct plan_line *pinned = NULL;
 	int rc;
 
 	memset(&in, 0, sizeof(in));
@@ -241,16 +296,12 @@ serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
 	}
 	if (count == 0 || first < t0)
 		return;
-	for (k = 0; k < count; k++) {
-		if (store_read(b->store, first + k, &sm) != 0) {
-			log_warnx("message %llu: cannot read it back: %s",
-			    (unsigned long long)(first + k),
-			    store_errmsg(b->store));
-			continue;
-		}
-		serve_logged(b, s, first + k, 0, sm.text, sm.len, now);
-		store_msg_free(&sm);
-	}
+	if (s->turn)
+		pinned = serve_pin(b, &npinned);
+	serve_pages(b, kind, first, count);
+	if (s->turn)
+		serve_turn(b, s, first, pinned, npinned, now);
+	free(pinned);
 }
 
 /* serve_flush_batch - log sends[0..n) (each within a page) together. */
@@ -341,12 +392,20 @@ serve_flush_batch(
 		compact_node_put(b, 0, nodes[k].i, nodes[k].text, nodes[k].len,
 		    nodes[k].size);
 	for (k = 0; k < n; k++) {
-		size_t s = slot[k];
+		size_t s = slot[k], npinned = 0;
+		struct plan_line *pinned = NULL;
 
 		if (same[k] != k || s >= durable || ids[s] < t0)
 			continue;
-		serve_logged(b, &v[k], ids[s], leaf[k] != NULL, in[s].text,
-		    in[s].len, now);
+		if (v[k].turn)
+			pinned = serve_pin(b, &npinned);
+		kind = "user";
+		(void)msg_get_str(v[k].m, "kind", &kind, NULL);
+		serve_logged(
+		    b, kind, ids[s], leaf[k] != NULL, in[s].text, in[s].len);
+		if (v[k].turn)
+			serve_turn(b, &v[k], ids[s], pinned, npinned, now);
+		free(pinned);
 	}
 out:
 	for (k = 0; k < n; k++)
@@ -405,38 +464,85 @@ serve_flush(struct broker *b)
 	serve_turns(b, now);
 }
 
-/* serve_turns - answer waiting turns whose view settled or timed out. */
+/* serve_turns - advance the turn (a view that settled, a deadline). */
 void
 serve_turns(struct broker *b, uint64_t now)
 {
-	size_t k = 0;
-	int settled = plan_unbuilt(b->plan) == 0;
+	turn_tick(b, now);
+}
 
-	while (k < b->nturns) {
-		struct broker_turn *t = &b->turns[k];
+/* serve_providers - the providers in the status: never a key, only
+ * where it came from. */
+static void
+serve_providers(struct broker *b, struct msg_val *doc)
+{
+	struct msg_val *arr, *v;
+	size_t k;
 
-		if (!settled && now < t->deadline) {
-			k++;
-			continue;
-		}
-		if (b->cfg.turn_provider == NULL)
-			out_error(b, &t->from, t->rid, "no_model",
-			    "no model is configured for turns: message %llu "
-			    "was logged and %s; set turns.provider in "
-			    "%s/config.json to talk to a model",
-			    (unsigned long long)t->id,
-			    settled ? "summarized" : "will be summarized",
-			    b->cfg.home);
+	arr = msg_val_set_arr(doc, "providers");
+	for (k = 0; k < b->cfg.nproviders; k++) {
+		const struct config_provider *p = &b->cfg.providers[k];
+
+		v = msg_val_add_map(arr);
+		msg_val_set_str(v, "name", p->name);
+		msg_val_set_str(v, "wire", p->wire ? p->wire : "?");
+		msg_val_set_str(v, "preset", p->preset ? p->preset : "?");
+		if (p->base_url != NULL)
+			msg_val_set_str(v, "base_url", p->base_url);
 		else
-			out_error(b, &t->from, t->rid, "no_model",
-			    "this shirod does not run turns yet (provider %s "
-			    "is configured): message %llu was logged and %s",
-			    b->cfg.turn_provider, (unsigned long long)t->id,
-			    settled ? "summarized" : "will be summarized");
-		b->turns[k] = b->turns[--b->nturns];
+			msg_val_set_nil(v, "base_url");
+		if (p->model != NULL)
+			msg_val_set_str(v, "model", p->model);
+		else
+			msg_val_set_nil(v, "model");
+		if (p->key != NULL)
+			msg_val_set_str(v, "key", p->key_from);
+		else
+			msg_val_set_nil(v, "key");
+		msg_val_set_bool(v, "needs_key", p->needs_key != 0);
+		msg_val_set_bool(v, "usable", provider_usable(p) != 0);
+		msg_val_set_bool(v, "from_env", p->from_env != 0);
 	}
-	if (b->nturns == 0)
-		plan_work_wait(b->plan, 0);
+}
+
+/* serve_usage - tokens and estimated cost per provider and model. */
+static void
+serve_usage(struct broker *b, struct msg_val *doc)
+{
+	struct msg_val *arr, *v;
+	unsigned long long tok[4], uusd, total = 0;
+	size_t k;
+	int all = 1;
+
+	arr = msg_val_set_arr(doc, "usage");
+	for (k = 0; k < b->usage.n; k++) {
+		const struct store_usage *u = &b->usage.rows[k].total;
+
+		v = msg_val_add_map(arr);
+		msg_val_set_str(v, "provider", u->provider);
+		msg_val_set_str(v, "model", u->model);
+		msg_val_set_int(v, "calls", (int64_t)u->calls);
+		msg_val_set_int(v, "input", (int64_t)u->input);
+		msg_val_set_int(v, "output", (int64_t)u->output);
+		msg_val_set_int(v, "cache_read", (int64_t)u->cache_read);
+		msg_val_set_int(v, "cache_write", (int64_t)u->cache_write);
+		tok[PROVIDER_TOK_INPUT] = u->input;
+		tok[PROVIDER_TOK_OUTPUT] = u->output;
+		tok[PROVIDER_TOK_CACHE_READ] = u->cache_read;
+		tok[PROVIDER_TOK_CACHE_WRITE] = u->cache_write;
+		if (provider_cost(&b->cfg,
+			config_provider(&b->cfg, u->provider), u->model, tok,
+			&uusd)) {
+			msg_val_set_int(v, "cost_uusd", (int64_t)uusd);
+			total += uusd;
+		} else {
+			msg_val_set_nil(v, "cost_uusd");
+			all = 0;
+		}
+	}
+	v = msg_val_set_map(doc, "cost");
+	msg_val_set_int(v, "uusd", (int64_t)total);
+	msg_val_set_bool(v, "complete", all != 0);
 }
 
 /* serve_status - fill doc with the status document. */
@@ -513,7 +619,23 @@ serve_status(struct broker *b, struct msg_val *doc)
 		msg_val_set_str(v, "provider", b->cfg.turn_provider);
 	else
 		msg_val_set_nil(v, "provider");
+	if (b->cfg.turns.model != NULL)
+		msg_val_set_str(v, "model", b->cfg.turns.model);
+	else
+		msg_val_set_nil(v, "model");
 	msg_val_set_str(v, "compaction_provider", b->cfg.memory.provider);
+	if (b->cfg.memory.model != NULL)
+		msg_val_set_str(v, "compaction_model", b->cfg.memory.model);
+	else
+		msg_val_set_nil(v, "compaction_model");
+	msg_val_set_bool(v, "running", b->turn != NULL);
+	msg_val_set_int(v, "done", (int64_t)b->turns_done);
+	msg_val_set_int(v, "prompt_bytes", (int64_t)request_base_bytes(&b->rb));
+	v = msg_val_set_map(doc, "gate");
+	msg_val_set_int(v, "writing", (int64_t)gate_writing(&b->gate));
+	msg_val_set_int(v, "waits", (int64_t)b->gate.waits);
+	serve_providers(b, doc);
+	serve_usage(b, doc);
 }
 
 /* serve_node_text - node (l, i)'s text flattened into out; 0 if built. */

@@ -21,33 +21,43 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "doctor.h"
+#include "provider.h"
 #include "shirod.h"
+
+extern char **environ;
 
 /* shirod_usage - the help text, to f. */
 static void
 shirod_usage(FILE *f)
 {
-	fputs("usage: shirod [--home DIR] [--daemon] [--check-config] "
-	      "[--trace FILE]\n"
-	      "\n"
-	      "Runs the daemon of one shiro chat home ($SHIRO_HOME, default "
-	      "~/.shiro).\n"
-	      "Normally `shiro` starts it for you.\n"
-	      "\n"
-	      "  --home DIR      the chat home (created with mode 0700)\n"
-	      "  --daemon        detach; log to HOME/shirod.log; the first\n"
-	      "                  process exits once the daemon serves (0),\n"
-	      "                  or with the daemon's exit code\n"
-	      "  --check-config  read HOME/config.json, report, exit\n"
-	      "  --trace FILE    write the planner's events to FILE, in\n"
-	      "                  the language of build/shiro-plan (tests)\n"
-	      "\n"
-	      "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
-	      "config.json,\n"
-	      "3 another shirod already serves this home, 4 the chat's store\n"
-	      "failed while serving (restart it; nothing acknowledged is "
-	      "lost),\n"
-	      "64 bad usage.\n",
+	fputs(
+	    "usage: shirod [--home DIR] [--daemon] [--check-config] "
+	    "[--trace FILE]\n"
+	    "       shirod [--home DIR] --doctor [--json]\n"
+	    "\n"
+	    "Runs the daemon of one shiro chat home ($SHIRO_HOME, default "
+	    "~/.shiro).\n"
+	    "Normally `shiro` starts it for you.\n"
+	    "\n"
+	    "  --home DIR      the chat home (created with mode 0700)\n"
+	    "  --daemon        detach; log to HOME/shirod.log; the first\n"
+	    "                  process exits once the daemon serves (0),\n"
+	    "                  or with the daemon's exit code\n"
+	    "  --check-config  read HOME/config.json, report, exit\n"
+	    "  --doctor        which providers serve turns and compactions\n"
+	    "                  with these settings and this environment, and\n"
+	    "                  whether their endpoints answer; then exit\n"
+	    "  --json          with --doctor: one JSON object\n"
+	    "  --trace FILE    write the planner's events to FILE, in\n"
+	    "                  the language of build/shiro-plan (tests)\n"
+	    "\n"
+	    "Exit codes: 0 stopped cleanly, 1 could not start, 2 bad "
+	    "config.json,\n"
+	    "3 another shirod already serves this home, 4 the chat's store\n"
+	    "failed while serving (restart it; nothing acknowledged is "
+	    "lost),\n"
+	    "64 bad usage.\n",
 	    f);
 }
 
@@ -149,6 +159,36 @@ shirod_detach(const char *home)
 	return p[1];
 }
 
+/* shirod_providers_log - one line each for who serves turns and
+ * compactions, and the notes of the resolution (never a key). */
+static void
+shirod_providers_log(const struct config *cfg, const char *notes)
+{
+	const struct config_provider *tp = NULL, *mp;
+
+	if (cfg->turn_provider != NULL)
+		tp = config_provider(cfg, cfg->turn_provider);
+	mp = config_provider(cfg, cfg->memory.provider);
+	if (tp == NULL)
+		log_info("turns: no provider (set ANTHROPIC_API_KEY or "
+			 "OPENAI_API_KEY, or name one in config.json)");
+	else
+		log_info("turns: %s (%s at %s, model %s, key %s)", tp->name,
+		    tp->wire, tp->base_url,
+		    cfg->turns.model ? cfg->turns.model : "none",
+		    tp->key != NULL	? tp->key_from
+			: tp->needs_key ? "MISSING"
+					: "not needed");
+	if (mp != NULL)
+		log_info("compactions: %s%s%s", mp->name,
+		    cfg->memory.model ? ", model " : "",
+		    cfg->memory.model ? cfg->memory.model : "");
+	if (cfg->env_note != NULL)
+		log_info("%s", cfg->env_note);
+	if (notes != NULL)
+		log_info("%s", notes);
+}
+
 /* shirod_report - tell the waiting parent (if any) how start-up went. */
 static void
 shirod_report(int fd, int code, const char *msg)
@@ -174,13 +214,15 @@ main(int argc, char **argv)
 	    {"daemon", no_argument, NULL, 'd'},
 	    {"check-config", no_argument, NULL, 'c'},
 	    {"trace", required_argument, NULL, 't'},
+	    {"doctor", no_argument, NULL, 'D'},
+	    {"json", no_argument, NULL, 'j'},
 	    {"help", no_argument, NULL, 'h'},
 	    {NULL, 0, NULL, 0},
 	};
 	struct shirod_opts o;
 	struct broker b;
 	char msg[1024], *home, *err = NULL;
-	int ch, rc, report = -1;
+	int ch, rc, report = -1, doctor = 0, json = 0;
 
 	log_init("shirod", LOG_LEVEL_INFO);
 	memset(&o, 0, sizeof(o));
@@ -197,6 +239,12 @@ main(int argc, char **argv)
 			break;
 		case 't':
 			o.trace = optarg;
+			break;
+		case 'D':
+			doctor = 1;
+			break;
+		case 'j':
+			json = 1;
 			break;
 		case 'h':
 			shirod_usage(stdout);
@@ -219,12 +267,26 @@ main(int argc, char **argv)
 	memset(&b, 0, sizeof(b));
 	b.sigfd = -1;
 	rc = config_load(home, &b.cfg, &err);
+	/* The providers: config.json, then the environment of the shiro
+	 * that started this daemon (docs/providers.md). */
+	if (rc == 0 && (rc = provider_resolve(&b.cfg, environ, &err)) != 0)
+		config_free(&b.cfg);
 	if (rc != 0) {
 		fprintf(stderr, "shirod: %s/config.json: %s\n", home,
 		    err ? err : "cannot be read");
 		free(err);
 		free(home);
 		return BROKER_EXIT_CONFIG;
+	}
+	if (doctor) {
+		b.bindir = shirod_bindir(argv[0]);
+		provider_load_keys(&b.cfg, &err);
+		rc = doctor_run(&b.cfg, b.bindir, err, json);
+		free(err);
+		free(b.bindir);
+		config_free(&b.cfg);
+		free(home);
+		return rc;
 	}
 	if (o.check_config) {
 		printf("shirod: %s/config.json is valid\n", home);
@@ -233,11 +295,16 @@ main(int argc, char **argv)
 		return 0;
 	}
 	/* The keys are read once, before anything else can run, and their
-	 * variables erased before the daemon's parent waits around. */
+	 * variables erased before the daemon's parent waits around: those
+	 * the resolution found in the environment, then keyFile's. */
+	provider_load_keys(&b.cfg, &err);
 	(void)secret_load(&b.secrets, &b.cfg);
 	b.bindir = shirod_bindir(argv[0]);
 	if (o.daemon)
 		report = shirod_detach(home);
+	shirod_providers_log(&b.cfg, err);
+	free(err);
+	err = NULL;
 	rc = broker_open(&b, &o, msg, sizeof(msg));
 	if (rc != BROKER_EXIT_OK) {
 		if (report < 0)

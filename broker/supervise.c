@@ -69,7 +69,7 @@ supervise_ready(struct broker *b, struct pool_worker *w,
     const struct msg_ident *from, const struct msg *m, uint64_t now)
 {
 	const char *role = "", *provider = "", *why = "";
-	uint64_t pid = 0, version = 0;
+	uint64_t pid = 0, version = 0, jobs = 1;
 
 	(void)msg_get_str(m, "role", &role, NULL);
 	(void)msg_get_str(m, "provider", &provider, NULL);
@@ -89,6 +89,8 @@ supervise_ready(struct broker *b, struct pool_worker *w,
 		supervise_kill(b, w, why, now);
 		return;
 	}
+	(void)msg_get_uint(m, "jobs", &jobs);
+	pool_capacity(w, jobs);
 	/* The pid it reports is only for the log: the slot is known by the
 	 * key its connection proved. */
 	log_info("worker %u (%s %s, pid %d) is ready", w->idx, role, provider,
@@ -149,7 +151,9 @@ supervise_worker(struct broker *b, const struct msg_ident *from,
 	}
 	switch (t) {
 	case MSG_HEARTBEAT:
+		break;
 	case MSG_CHUNK:
+		compact_chunk(b, w, m, now);
 		break;
 	case MSG_RESULT:
 		compact_result(b, w, m, now);

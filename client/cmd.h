@@ -31,6 +31,14 @@ struct cmd_query {
 int cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
     const struct conn_handler *h, struct conn **cp);
 
+/* How long a one-shot request may wait for its answer from a live daemon. */
+#define CMD_REQUEST_MS 30000
+
+/* cmd_new_send - a SEND of text as kind with the working directory;
+ * turn asks for a turn; key is its idempotency key (NULL: a fresh one). */
+struct msg *cmd_new_send(
+    const char *kind, const char *text, int turn, const char *key);
+
 /* cmd_key - a fresh idempotency key for a SEND (caller frees). */
 char *cmd_key(void);
 
@@ -64,18 +72,21 @@ int cmd_query(const struct shiro *s, const struct cmd_query *q);
 /* cmd_print - the headless turn: send text, print the reply. */
 int cmd_print(const struct shiro *s, const char *text);
 
-/* A turn the client waits for: what it has seen so far. */
+/* A turn the client waits for: what it has seen so far (client/turn.c). */
 struct cmd_turn {
 	int json; /* print each event as a JSON line */
 	const char *home; /* borrowed: for messages to the user */
 	const char *endpoint; /* borrowed: for messages to the user */
 	uint64_t rid; /* the SEND's rid; 0 when no turn runs */
 	uint64_t id; /* the message's id, once acknowledged */
+	uint64_t turn; /* the id the turn's events carry (id, or the
+			* running turn's this message was handed to) */
 	int acked; /* the ACK came */
 	int done; /* the turn ended */
 	int exit_code; /* how it ended */
 	int printed; /* some reply text was printed */
 	int printed_nl; /* and it ended with a newline */
+	int thought; /* thinking was shown on stderr, no newline yet */
 	const char *text; /* borrowed: the turn's message */
 	int echoed; /* its "message" event was seen */
 	/* The SEND's idempotency key: set before cmd_turn to send a message
@@ -87,19 +98,23 @@ struct cmd_turn {
 /*
  * cmd_turn - send text as a user message that starts a turn on c, print
  * the reply as it streams, and return the exit code: SHIRO_EXIT_OK,
- * _NO_MODEL, _MODEL, _FAIL, _UNREACHABLE or _INTERRUPTED.  c's handler
- * must hand every event to cmd_turn_take(t, ev) first.
+ * _NO_MODEL, _MODEL, _PROVIDER, _FAIL, _UNREACHABLE or _INTERRUPTED.
+ * c's handler must hand every event to cmd_turn_take(t, ev) first.
  */
 int cmd_turn(struct conn *c, struct cmd_turn *t, const char *text);
 
 /*
  * cmd_turn_take - whether m (an EVENT, or an answer no request waits
- * for) belongs to the running turn t; if so it is printed (the reply's
- * text, or a JSON line) and may end the turn.  The turn ends with an
- * ERROR that carries its rid (code no_model: exit 4; model: 5) or with
- * a "turn" event of its rid that carries a code ("ok": exit 0).
+ * for) belongs to the running turn t; if so it is shown (the reply's
+ * text on stdout, thinking on a terminal's stderr, or a JSON line) and
+ * may end the turn.  The turn ends with its `done` event (code ok: exit
+ * 0; no_model: 4; model: 5; unreachable: 6) or with an ERROR that
+ * carries its rid (no_model: 4).
  */
 int cmd_turn_take(struct cmd_turn *t, const struct msg *m);
+
+/* cmd_turn_exit - the exit code of a turn's end code. */
+int cmd_turn_exit(const char *code);
 
 /* cmd_catch_signals - SIGINT, SIGTERM and SIGHUP set a flag, not kill. */
 void cmd_catch_signals(void);

@@ -28,4 +28,14 @@ char *helper_path(const struct shiro *s, const char *name);
  */
 int helper_exec(const struct shiro *s, const char *name, char **argv);
 
+/*
+ * helper_run - run helper name with argv (argv[0] is set here) and wait
+ * for it; its stdout goes to out when out is not NULL (at most 1 MiB),
+ * else to ours.  Returns its exit status, SHIRO_EXIT_NO_HELPER when it
+ * is missing, or SHIRO_EXIT_FAIL when it could not run.
+ */
+struct buf;
+int helper_run(
+    const struct shiro *s, const char *name, char **argv, struct buf *out);
+
 #endif

@@ -5,7 +5,8 @@
 CLIENT_LIB := $(BUILD)/libshiroclient.a
 CLIENT_SRCS := client/attach.c client/cmd.c client/conn.c client/daemon.c \
 	client/edit.c client/helper.c client/hist.c client/json_out.c \
-	client/render.c client/sha256.c
+	client/render.c client/sha256.c client/turn.c \
+	client/usage.c
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(CLIENT_OBJS) $(BUILD)/client/shiro.o
 $(CLIENT_LIB): $(CLIENT_OBJS)
@@ -42,6 +43,7 @@ $(BUILD)/tests/test_client: $(BUILD)/tests/test_client.o $(HARNESS_OBJ) \
 export SHIRO_BIN = $(BUILD)/shiro
 SCRIPT_TESTS += tests/test_client_cli.sh
 SCRIPT_TESTS += tests/test_client_daemon.sh
+SCRIPT_TESTS += tests/test_client_turn.sh
 # The first run through a pseudo-terminal, the commands a new user meets,
 # make deps run; make install into temporary directories.
 SCRIPT_TESTS += tests/test_client_first.py tests/test_install.sh

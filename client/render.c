@@ -441,6 +441,10 @@ render_reply(struct buf *out, enum msg_type req, const struct msg_val *doc)
 	case MSG_LOG:
 		render_log(out, doc);
 		break;
+	case MSG_STATUS:
+		render_doc_except(out, doc, "usage");
+		render_usage(out, doc);
+		break;
 	default:
 		render_doc(out, doc);
 		break;

@@ -49,6 +49,10 @@ void render_status_line(struct buf *out, uint64_t bytes, uint64_t ceiling);
 /* render_doc - a REPLY's document as "key: value" lines. */
 void render_doc(struct buf *out, const struct msg_val *doc);
 
+/* render_usage - the tokens and estimated cost of a STATUS document
+ * (client/usage.c). */
+void render_usage(struct buf *out, const struct msg_val *doc);
+
 /* render_memory - the memory document: its status, then each view line. */
 void render_memory(struct buf *out, const struct msg_val *doc);
 

@@ -80,7 +80,7 @@ static const char shiro_help[] =
     "  export    write the chat as the gist's files          (shiro-store)\n"
     "  import    read a chat in the gist's files             (shiro-store)\n"
     "  run       run a command in the tool jail              (shiro-jail)\n"
-    "  doctor    what the jail can use on this machine       (shiro-jail)\n"
+    "  doctor    the jail and the model providers on this machine\n"
     "  tool      run one tool call, as the model would (shiro-tool-worker)\n"
     "  help      help on a command\n"
     "\n"
@@ -657,12 +657,19 @@ out:
 	return rc;
 }
 
-/* shiro_run_doctor - shiro doctor [--json]. */
+/*
+ * shiro_run_doctor - shiro doctor [--json]: what the jail can use here
+ * (shiro-jail --doctor), then which providers serve turns and
+ * compactions with this environment and whether they answer (shirod
+ * --doctor).  With --json, one object {"jail": ..., "models": ...}.
+ */
 static int
 shiro_run_doctor(struct shiro *s, int argc, char **argv)
 {
-	char *hargv[4] = {NULL, "--doctor", NULL, NULL};
-	int rc;
+	char *jargv[4] = {NULL, "--doctor", NULL, NULL};
+	char *dargv[6] = {NULL, "--home", s->home, "--doctor", NULL, NULL};
+	struct buf jail = BUF_INIT, models = BUF_INIT;
+	int rc, jrc, mrc;
 
 	rc = shiro_parse(
 	    s, shiro_find("doctor"), argc, argv, NULL, NULL, NULL, 0);
@@ -671,9 +678,29 @@ shiro_run_doctor(struct shiro *s, int argc, char **argv)
 	if (optind < argc)
 		return shiro_usage_error(
 		    "doctor", "doctor takes no operand ('%s')", argv[optind]);
-	if (s->json)
-		hargv[2] = "--json";
-	return helper_exec(s, "shiro-jail", hargv);
+	if (s->json) {
+		jargv[2] = "--json";
+		dargv[4] = "--json";
+	}
+	jrc = helper_run(s, "shiro-jail", jargv, s->json ? &jail : NULL);
+	if (!s->json)
+		fputs("\n", stdout);
+	mrc = helper_run(s, "shirod", dargv, s->json ? &models : NULL);
+	if (s->json) {
+		/* Each helper printed one JSON object on one line. */
+		while (jail.len > 0 && jail.data[jail.len - 1] == '\n')
+			buf_truncate(&jail, jail.len - 1);
+		while (models.len > 0 && models.data[models.len - 1] == '\n')
+			buf_truncate(&models, models.len - 1);
+		printf("{\"jail\":%s,\"models\":%s,\"ok\":%s}\n",
+		    jail.len ? jail.data : "null",
+		    models.len ? models.data : "null",
+		    jrc == 0 && mrc == 0 ? "true" : "false");
+	}
+	buf_free(&jail);
+	buf_free(&models);
+	/* The first helper that found a problem gives the exit code. */
+	return jrc != 0 ? jrc : mrc;
 }
 
 /* shiro_tool_opt - the options of tool: --workspace DIR, --list. */
@@ -811,7 +838,10 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"The exit code is the command's.\n"},
     {"doctor", shiro_run_doctor, "doctor [--json]",
 	"Reports what the jail can use on this machine (namespaces, seccomp,\n"
-	"Landlock, rlimits) with shiro-jail --doctor.\n"},
+	"Landlock, rlimits) with shiro-jail --doctor, then which provider\n"
+	"serves turns and compactions with this environment and config.json,\n"
+	"and whether its endpoint answers (shirod --doctor).  --json prints\n"
+	"one object: {\"jail\": ..., \"models\": ..., \"ok\": ...}.\n"},
     {"tool", shiro_run_tool, "tool NAME JSON [--workspace DIR] | tool --list",
 	"Runs one call of tool NAME with the arguments JSON (an object) the\n"
 	"way the model's calls run, with shiro-tool-worker --once, and prints\n"

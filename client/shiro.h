@@ -15,7 +15,8 @@ enum shiro_exit {
 	SHIRO_EXIT_UNREACHABLE = 3, /* no daemon answered in time */
 	SHIRO_EXIT_NO_MODEL = 4, /* logged, but no model runs turns */
 	SHIRO_EXIT_MODEL = 5, /* the turn's model call failed */
-	/* 6 to 19 are kept for tools and approvals. */
+	SHIRO_EXIT_PROVIDER = 6, /* the model's provider was unreachable */
+	/* 7 to 19 are kept for tools and approvals. */
 	SHIRO_EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C */
 	SHIRO_EXIT_NO_HELPER = 127, /* a helper program is missing */
 };

@@ -491,6 +491,26 @@ int store_kv_iter(struct store *s, enum store_kv db,
     int (*fn)(void *arg, const char *key, const void *val, size_t len),
     void *arg);
 
+/* ---- Usage (tokens per provider and model) ---- */
+
+/* One usage record: the counters of one provider's model. */
+struct store_usage {
+	char provider[65]; /* no '/'; not empty */
+	char model[129]; /* "" is kept as "-" */
+	uint64_t input, output, cache_read, cache_write, calls;
+};
+
+/*
+ * store_usage_add - add each of v[0..n)'s counters to its record (made
+ * when new), all in one durable commit.  Returns -SHIRO_ERR_INVAL for a
+ * bad name, -SHIRO_ERR_CORRUPT for a stored record that does not read.
+ */
+int store_usage_add(struct store *s, const struct store_usage *v, size_t n);
+
+/* store_usage_list - every record in key order; *vp is the caller's
+ * (free it).  -SHIRO_ERR_CORRUPT for a record that does not read. */
+int store_usage_list(struct store *s, struct store_usage **vp, size_t *np);
+
 /* ---- Meta ---- */
 
 /* store_schema - the schema version on disk (after migrations). */

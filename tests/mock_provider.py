@@ -23,7 +23,8 @@ Paths (the wire is chosen by the path, as the worker's base URL + path):
     GET  /_mock/ping              200 "pong"
 
 The log (--log) gets one JSON object per line:
-    {"kind": "request", "n": 1, "t_ns": CLOCK_MONOTONIC ns at arrival,
+    {"kind": "request", "n": 1, "t_ns": CLOCK_MONOTONIC ns once the body
+     was read, "t0_ns": the same once its request line was read,
      "method": "POST", "path": "/v1/messages",
      "headers": [["Host", "127.0.0.1:4242"], ...],   (in order, as sent)
      "body": "<the raw body, UTF-8 text>"}
@@ -420,6 +421,11 @@ class Handler(BaseHTTPRequestHandler):
         # and the client's delayed ACK hold each one back by ~40 ms.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
+    def parse_request(self):
+        # The request line has just been read: about its first byte.
+        self.t0_ns = time.monotonic_ns()
+        return super().parse_request()
+
     def read_body(self):
         n = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(n) if n > 0 else b""
@@ -428,7 +434,9 @@ class Handler(BaseHTTPRequestHandler):
         with LOCK:
             STATE["n"] += 1
             n = STATE["n"]
-        entry = {"kind": "request", "n": n, "t_ns": time.monotonic_ns(),
+        now = time.monotonic_ns()
+        entry = {"kind": "request", "n": n, "t_ns": now,
+                 "t0_ns": getattr(self, "t0_ns", now),
                  "method": self.command, "path": self.path,
                  "headers": [[k, v] for k, v in self.headers.items()]}
         try:

@@ -147,7 +147,7 @@ rm -f "$SHIRO_HOME/run/shirod.sock"
 # The helper programs get the command's options and the home, in order.
 lib=$tmp/libexec
 mkdir -p "$lib"
-for h in shiro-store shiro-jail shiro-tool-worker; do
+for h in shiro-store shiro-jail shiro-tool-worker shirod; do
 	printf '#!/bin/sh\necho "%s $*"\nexit 7\n' "$h" >"$lib/$h"
 	chmod +x "$lib/$h"
 done
@@ -167,8 +167,10 @@ helper_case "shiro-store export --gist $tmp/g $SHIRO_HOME" export --gist "$tmp/g
 helper_case "shiro-store import --gist g $SHIRO_HOME" import --gist g
 helper_case "shiro-jail --net --timeout 5 -- ls -l --all" run --net --timeout 5 -- ls -l --all
 helper_case "shiro-jail --workspace /w -- echo hi" run --workspace /w -- echo hi
-helper_case "shiro-jail --doctor" doctor
-helper_case "shiro-jail --doctor --json" doctor --json
+helper_case "shiro-jail --doctor
+
+shirod --home $SHIRO_HOME --doctor" doctor
+helper_case "{\"jail\":shiro-jail --doctor --json,\"models\":shirod --home $SHIRO_HOME --doctor --json,\"ok\":false}" doctor --json
 helper_case 'shiro-tool-worker --once read {"path":"a"} --workspace /w' tool read '{"path":"a"}' --workspace /w
 if [ -z "$bad" ]; then ok cli_helpers_get_their_arguments; else no cli_helpers_get_their_arguments "$bad"; fi
 

@@ -135,9 +135,9 @@ rc=$?
 why=$(python3 - "$tmp/pj.out" <<'PY'
 import json, sys
 evs = [json.loads(l) for l in open(sys.argv[1])]
-assert evs[0]["ev"] == "ack", evs[0]
-assert evs[-1]["ev"] == "error" and evs[-1]["code"] == "no_model", evs[-1]
-assert any(e["ev"] == "message" and e["text"] == "asked on stdin" for e in evs), evs
+assert evs[-2]["ev"] == "error" and evs[-2]["code"] == "no_model", evs[-2]
+assert evs[-1]["ev"] == "done" and evs[-1]["outcome"] == "no_model", evs[-1]
+assert evs[-1]["exit"] == 4 and evs[-1]["text"] == "", evs[-1]
 print("ok")
 PY
 )

@@ -50,7 +50,7 @@
 	"{'type':'tool_use','id':'tu_1','name':'zoom','input':'{\\'id\\':0}'}" \
 	"]},{'role':'user','content':[" \
 	"{'type':'tool_result','id':'tu_1','text':'zoomed " \
-	"text','error':true}," \
+	"text','error':true,'cache':true}," \
 	"{'type':'text','text':'go on'}]}]}"
 
 /* The reply of the wire tests. */
@@ -206,7 +206,11 @@ anthropic_call_on_the_wire(void)
 	CHECK_EQ_STR(
 	    mock_str(b, "messages.2.content.0.content"), "zoomed text");
 	CHECK(json_is_true(mock_at(b, "messages.2.content.0.is_error")));
+	/* A tool result marked for the cache carries the mark too. */
+	CHECK_EQ_STR(mock_str(b, "messages.2.content.0.cache_control.type"),
+	    "ephemeral");
 	CHECK_EQ_STR(mock_str(b, "messages.2.content.1.text"), "go on");
+	CHECK(mock_at(b, "messages.2.content.1.cache_control") == NULL);
 	CHECK(strstr(mock_str(req, "body"), "prompt_cache_key") == NULL);
 	CHECK(strstr(mock_str(req, "body"), "enc-r") == NULL);
 	json_decref(b);

@@ -2,8 +2,10 @@
  * test_model_units - the model worker's pure parts alone: the server-sent
  * events parser (line ends, pieces of any size, the byte order mark,
  * comments, the cap), the retry policy (statuses, headers, dates, the
- * backoff and its jitter) and a compaction's tries (D9).
+ * backoff and its jitter), a compaction's tries (D9) and the bodies'
+ * JSON writer (byte for byte jansson's compact form).
  */
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -12,6 +14,7 @@
 #include "proto/err.h"
 #include "proto/utf8.h"
 #include "tests/harness.h"
+#include "workers/model/mjson.h"
 #include "workers/model/retry.h"
 #include "workers/model/sse.h"
 #include "workers/model/tries.h"
@@ -315,6 +318,75 @@ tries_cut_and_line(void)
 	buf_free(&out);
 }
 
+/* mjson_same - mjson_dump of v is jansson's compact dump of it. */
+static void
+mjson_same(json_t *v)
+{
+	char *want = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
+	struct buf got = BUF_INIT;
+
+	CHECK(want != NULL);
+	CHECK_EQ_INT(mjson_dump(v, &got), 0);
+	CHECK_EQ_INT(got.len, strlen(want));
+	CHECK_EQ_STR(got.data, want);
+	free(want);
+	buf_free(&got);
+	json_decref(v);
+}
+
+static void
+mjson_dump_is_janssons(void)
+{
+	static const char odd[] = "a\"b\\c/d\x01\x1f\x7f\b\f\n\r\t"
+				  "\xc3\xa9\xe2\x80\xa8\xf0\x9f\x98\x80";
+	char ctl[40], big[3000];
+	json_t *o = json_object(), *a = json_array(), *deep;
+	struct buf out = BUF_INIT;
+	int k;
+
+	for (k = 0; k < 32; k++)
+		ctl[k] = (char)k;
+	memset(big, 'x', sizeof(big));
+	big[1000] = '"';
+	json_object_set_new(o, "z", json_stringn(odd, sizeof(odd) - 1));
+	json_object_set_new(o, "a\"\n", json_stringn(ctl, 32));
+	json_object_set_new(o, "empty", json_object());
+	json_object_set_new(o, "none", json_array());
+	json_object_set_new(o, "big", json_stringn(big, sizeof(big)));
+	json_array_append_new(a, json_integer(-9007199254740993LL));
+	json_array_append_new(a, json_real(0.1));
+	json_array_append_new(a, json_real(1e300));
+	json_array_append_new(a, json_real(2.0));
+	json_array_append_new(a, json_true());
+	json_array_append_new(a, json_false());
+	json_array_append_new(a, json_null());
+	json_array_append_new(a, json_string(""));
+	json_object_set_new(o, "list", a);
+	mjson_same(o);
+	mjson_same(json_string("alone"));
+	mjson_same(json_integer(7));
+	mjson_same(json_array());
+	/* Too deep is an error, and nothing is left on out. */
+	deep = json_array();
+	for (k = 0; k < 200; k++) {
+		json_t *up = json_array();
+
+		json_array_append_new(up, deep);
+		deep = up;
+	}
+	buf_adds(&out, "kept");
+	CHECK_EQ_INT(mjson_dump(deep, &out), -SHIRO_ERR_PROTO);
+	CHECK_EQ_INT(out.len, 4);
+	json_decref(deep);
+	/* A string made by mjson_setstr is checked for UTF-8. */
+	o = json_object();
+	CHECK_EQ_INT(mjson_setstr(o, "ok", "\xc3\xa9", 2), 0);
+	CHECK_EQ_INT(mjson_setstr(o, "bad", "\xc3(", 2), -SHIRO_ERR_PROTO);
+	CHECK_EQ_INT(mjson_setstr(o, "nul", "a\0b", 3), 0);
+	mjson_same(o);
+	buf_free(&out);
+}
+
 static const struct harness_test tests[] = {
     HT(sse_frames_events),
     HT(sse_caps_lines_and_events),
@@ -325,6 +397,7 @@ static const struct harness_test tests[] = {
     HT(retry_backoff_values),
     HT(tries_follow_d9),
     HT(tries_cut_and_line),
+    HT(mjson_dump_is_janssons),
 };
 
 HARNESS_MAIN(tests)

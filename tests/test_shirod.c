@@ -1156,9 +1156,12 @@ waiting_turn_retries_failed_nodes(void)
 	rogue_config(home, "fail", ", \"memory\": {\"retryMs\": 200}");
 	pid = start(home, NULL, NULL);
 	sock = tsd_connect(home);
+	/* The failing node is an earlier message's: a turn waits for the
+	 * view before its own message (rule 49). */
 	text = long_text(0, 3000);
+	CHECK(tsd_send_text(sock, text, NULL, NULL) == 0);
 	m = msg_new(MSG_SEND);
-	msg_set_str(m, "text", text);
+	msg_set_str(m, "text", "what did I just send?");
 	msg_set_str(m, "kind", "user");
 	msg_set_bool(m, "turn", true);
 	t0 = tsd_now_ms();

@@ -18,6 +18,7 @@
 #include "broker/clients.h"
 #include "broker/config.h"
 #include "broker/pool.h"
+#include "broker/provider.h"
 #include "broker/timer.h"
 #include "broker/zap.h"
 #include "proto/err.h"
@@ -32,6 +33,17 @@ static int
 load(const char *text, struct config *cfg, char **errp)
 {
 	return config_load_text("/h", text, cfg, errp);
+}
+
+/* resolve - the providers of cfg in an empty environment. */
+static int
+resolve(struct config *cfg, char **errp)
+{
+	char *env[] = {NULL};
+
+	free(*errp);
+	*errp = NULL;
+	return provider_resolve(cfg, env, errp);
 }
 
 /* An empty file gives the design's numbers and the default endpoints. */
@@ -50,6 +62,8 @@ config_defaults_are_the_designs(void)
 	CHECK_EQ_INT(cfg.memory.settle_ms, 20000);
 	CHECK_EQ_INT(cfg.memory.retry_ms, 10000);
 	CHECK_EQ_INT(cfg.memory.failures, 3);
+	CHECK(cfg.memory.provider == NULL);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
 	CHECK_EQ_STR(cfg.memory.provider, "offline");
 	CHECK_EQ_STR(cfg.client_endpoint, "ipc:///h/run/shirod.sock");
 	CHECK_EQ_STR(cfg.worker_endpoint, "ipc:///h/run/workers.sock");
@@ -756,6 +770,7 @@ pool_missing_program_backs_off(void)
 	    config_load_text(dir,
 		"{\"restart\": {\"minMs\": 100, \"maxMs\": 1000}}", &cfg, &err),
 	    0);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
 	pool_init(&p, &cfg, "/nonexistent", &keys, "");
 	for (k = 0; k < 10; k++)
 		pool_tick(&p, 100000 * (k + 1), jobs, 2, &nj);
@@ -850,6 +865,71 @@ clients_rate_and_limits(void)
 	clients_free(&c);
 }
 
+/* A worker takes up to READY's jobs at once; the dispatcher picks the
+ * one with the fewest; a killed worker hands back its first job and
+ * forgets all of them. */
+static void
+pool_holds_several_jobs(void)
+{
+	struct config cfg;
+	struct pool p;
+	struct pool_worker *a, *b;
+	struct zap_keys keys = {0};
+	char *err = NULL;
+	unsigned k;
+
+	CHECK_EQ_INT(config_load_text("/h",
+			 "{\"workers\": [{\"role\": \"model\", \"count\": "
+			 "2}]}",
+			 &cfg, &err),
+	    0);
+	CHECK_EQ_INT(resolve(&cfg, &err), 0);
+	pool_init(&p, &cfg, "/nonexistent", &keys, "");
+	CHECK_EQ_INT(p.n, 2);
+	a = &p.w[0];
+	b = &p.w[1];
+	/* No process behind these slots: pid 0 is never signalled. */
+	a->state = b->state = POOL_IDLE;
+	pool_capacity(a, 3);
+	pool_capacity(b, 100);
+	CHECK_EQ_INT(b->max_jobs, POOL_JOBS_MAX);
+	pool_capacity(b, 0);
+	CHECK_EQ_INT(b->max_jobs, 1);
+	/* a: 3 at once, b: 1.  Four jobs fill both, the fifth waits. */
+	for (k = 1; k <= 4; k++) {
+		struct pool_worker *w =
+		    pool_idle(&p, CONFIG_ROLE_MODEL, "offline");
+
+		CHECKF(w != NULL, "no room for job %u", k);
+		pool_assign(w, k, 0);
+	}
+	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == NULL);
+	CHECK_EQ_INT(a->njobs, 3);
+	CHECK_EQ_INT(b->njobs, 1);
+	CHECK_EQ_INT(a->state, POOL_BUSY);
+	CHECK(pool_holds(a, 3) || pool_holds(b, 3));
+	/* One job done: its worker has room again, and stays busy. */
+	CHECK(pool_done(a, a->jobs[1]) == 1);
+	CHECK(pool_done(a, 99) == 0);
+	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == a);
+	CHECK_EQ_INT(a->state, POOL_BUSY);
+	CHECK(pool_done(b, b->jobs[0]) == 1);
+	CHECK_EQ_INT(b->state, POOL_IDLE);
+	/* Killed: the first job comes back, the slot holds none. */
+	{
+		uint64_t first = a->jobs[0];
+
+		CHECK_EQ_INT(a->njobs, 2);
+		CHECK(pool_kill(&p, a, "test", 0) == first);
+	}
+	CHECK_EQ_INT(a->njobs, 0);
+	CHECK_EQ_INT(a->state, POOL_DYING);
+	pool_free(&p);
+	zap_keys_free(&keys);
+	config_free(&cfg);
+	free(err);
+}
+
 static const struct harness_test tests[] = {
     HT(config_defaults_are_the_designs),
     HT(config_reads_every_section),
@@ -864,6 +944,7 @@ static const struct harness_test tests[] = {
     HT(lograte_holds_lines_for_a_second),
     HT(broker_stops_when_planner_and_log_differ),
     HT(pool_missing_program_backs_off),
+    HT(pool_holds_several_jobs),
     HT(clients_replay_ring),
     HT(clients_rate_and_limits),
 };

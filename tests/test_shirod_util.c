@@ -21,6 +21,34 @@
 #include "tests/test_shirod_util.h"
 
 static uint64_t tsd_rid;
+static const char *const *tsd_env_set;
+
+/* tsd_env - variables (NAME=value) the next shirods get, after the
+ * provider variables of the test's own environment are cleared. */
+void
+tsd_env(const char *const *env)
+{
+	tsd_env_set = env;
+}
+
+/* tsd_env_apply - in a child: no provider variable of the caller's, so a
+ * developer's real key never reaches a test's shirod; then tsd_env's. */
+static void
+tsd_env_apply(void)
+{
+	static const char *const vars[] = {"ANTHROPIC_API_KEY",
+	    "ANTHROPIC_BASE_URL", "OPENAI_API_KEY", "OPENAI_BASE_URL",
+	    "SHIRO_PROVIDER", "SHIRO_BASE_URL", "SHIRO_API_KEY", "SHIRO_MODEL",
+	    "OPENROUTER_API_KEY", "GROQ_API_KEY", "DEEPSEEK_API_KEY",
+	    "XAI_API_KEY", NULL};
+	const char *const *e;
+	size_t k;
+
+	for (k = 0; vars[k] != NULL; k++)
+		unsetenv(vars[k]);
+	for (e = tsd_env_set; e != NULL && *e != NULL; e++)
+		putenv((char *)*e);
+}
 
 /* tsd_now_ms - a monotonic clock. */
 uint64_t
@@ -448,6 +476,7 @@ tsd_spawn(const char *home, const char *const *extra)
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
+		tsd_env_apply();
 		execv(argv[0], (char *const *)argv);
 		_exit(127);
 	}

@@ -16,6 +16,11 @@ const char *tsd_bin(const char *name);
 /* tsd_write - write text to dir/name. */
 void tsd_write(const char *dir, const char *name, const char *text);
 
+/* tsd_env - variables (NAME=value, NULL-ended; borrowed) the shirods
+ * started next get; the provider variables (ANTHROPIC_API_KEY, ...) of
+ * the test's own environment never reach them. */
+void tsd_env(const char *const *env);
+
 /* tsd_spawn - run shirod --home home [extra args] in the foreground, its
  * output to home/shirod.err; its pid (not waiting), or -1. */
 pid_t tsd_spawn(const char *home, const char *const *extra);

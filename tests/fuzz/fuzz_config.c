@@ -2,8 +2,10 @@
  * fuzz_config - libFuzzer target for shirod's reader of config.json.
  *
  * The input becomes $SHIRO_HOME/config.json and config_load reads it,
- * as shirod does at start.  A file it refuses must give a negative code,
- * an error text, and an empty struct config.  A file it accepts must
+ * then provider_resolve completes it against an empty environment, as
+ * shirod does at start.  A file config_load refuses must give a negative
+ * code, an error text, and an empty struct config; one provider_resolve
+ * refuses, a negative code and an error text.  A file it accepts must
  * give settings within the ranges config.h and docs/architecture.md
  * state: every number in its range, floors below ceilings, names and
  * types from their sets, no string empty or over 4096 bytes, every
@@ -17,6 +19,7 @@
 #include <sys/un.h>
 
 #include "broker/config.h"
+#include "broker/provider.h"
 #include "proto/log.h"
 #include "proto/xmalloc.h"
 #include "tests/fuzz/fuzz_util.h"
@@ -148,6 +151,7 @@ fuzz_check(const struct config *cfg)
 	fuzz_range("memory.settleTimeoutMs", m->settle_ms, 0, 3600000);
 	fuzz_range("memory.retryMs", m->retry_ms, 100, 3600000);
 	fuzz_range("memory.failures", m->failures, 1, 100);
+	fuzz_range("memory.gateBytes", m->gate_bytes, 0, 1UL << 24);
 	fuzz_str("memory.provider", m->provider, 0);
 	if (!fuzz_known(cfg, m->provider))
 		panic("memory.provider %s is not configured", m->provider);
@@ -175,6 +179,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const struct config zero;
+	static char *const noenv[] = {NULL};
 	struct config cfg;
 	char *err = NULL;
 	int r;
@@ -195,6 +200,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (err != NULL)
 		panic("an accepted config with an error text: %s", err);
+	r = provider_resolve(&cfg, noenv, &err);
+	if (r != 0) {
+		if (r > 0 || err == NULL || err[0] == '\0')
+			panic("a refused provider without an error text");
+		free(err);
+		config_free(&cfg);
+		return 0;
+	}
+	if (err != NULL)
+		panic("resolved providers with an error text: %s", err);
 	fuzz_check(&cfg);
 	config_free(&cfg);
 	return 0;

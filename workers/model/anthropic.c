@@ -54,6 +54,8 @@ an_part(const struct model_part *p, struct buf *tmp, char *why, size_t whylen,
 		*bad |= mjson_setstr(v, "data", tmp->data, tmp->len);
 		json_object_set_new(b, "type", json_string("image"));
 		json_object_set_new(b, "source", v);
+		if (p->cache)
+			an_cache(b);
 		return b;
 	case MODEL_P_THINKING:
 		if (strcmp(p->wire, model_wire_anthropic.name) != 0)
@@ -87,6 +89,9 @@ an_part(const struct model_part *p, struct buf *tmp, char *why, size_t whylen,
 		*bad |= mjson_setstr(b, "content", p->text, p->len);
 		if (p->error)
 			json_object_set_new(b, "is_error", json_true());
+		/* A turn's later steps end with a tool result: their mark. */
+		if (p->cache)
+			an_cache(b);
 		return b;
 	}
 skip:
