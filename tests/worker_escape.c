@@ -656,8 +656,18 @@ main(int argc, char **argv)
 	role.service = escape_service;
 	/* shirod gives a worker its workspace on the command line once its
 	 * settings have one; until then the payload adds the test's. */
-	for (i = 0; i < argc; i++)
+	for (i = 0; i < argc; i++) {
+		/* The model worker's own options (its wire, base URL and
+		 * calls in flight) are not the skeleton's: skip them. */
+		if (i + 1 < argc &&
+		    (strcmp(argv[i], "--wire") == 0 ||
+			strcmp(argv[i], "--base-url") == 0 ||
+			strcmp(argv[i], "--jobs") == 0)) {
+			i++;
+			continue;
+		}
 		args[n++] = argv[i];
+	}
 	if (!has_ws && E.ws[0] != '\0' && role.sandbox != SANDBOX_ROLE_MODEL &&
 	    !control) {
 		args[n++] = wsopt;
