@@ -86,7 +86,8 @@ config_reads_every_section(void)
 	char *err = NULL;
 	const char *text =
 	    "{\"endpoints\": {\"clients\": \"tcp://127.0.0.1:5555\","
-	    " \"workers\": \"ipc:///tmp/w.sock\"},"
+	    " \"workers\": [\"ipc:///tmp/w.sock\", \"tcp://*:0\","
+	    "   \"tcp://[::1]:7\"]},"
 	    " \"providers\": {\"claude\": {\"type\": \"anthropic\","
 	    "   \"model\": \"m\", \"keyEnv\": \"K\"}},"
 	    " \"workers\": [{\"role\": \"model\", \"provider\": \"claude\","
@@ -97,15 +98,23 @@ config_reads_every_section(void)
 	    "   \"jobs\": 2, \"settleTimeoutMs\": 5, \"retryMs\": 200,"
 	    "   \"failures\": 4, \"provider\": \"claude\"},"
 	    " \"turns\": {\"provider\": \"claude\"},"
-	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5},"
+	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5,"
+	    "   \"remoteLiveness\": 8},"
 	    " \"restart\": {\"minMs\": 20, \"maxMs\": 400},"
 	    " \"clients\": {\"max\": 9, \"replay\": 10, \"rate\": 100,"
 	    "   \"burst\": 20, \"perRound\": 7},"
 	    " \"permissions\": {\"anything\": [1, 2]}}";
 
 	CHECKF(load(text, &cfg, &err) == 0, "%s", err);
-	CHECK_EQ_STR(cfg.client_endpoint, "tcp://127.0.0.1:5555");
+	/* A tcp endpoint is one more: the ipc one stays. */
+	CHECK_EQ_STR(cfg.client_endpoint, "ipc:///h/run/shirod.sock");
+	CHECK_EQ_INT(cfg.nclient_tcp, 1);
+	CHECK_EQ_STR(cfg.client_tcp[0], "tcp://127.0.0.1:5555");
 	CHECK_EQ_STR(cfg.worker_endpoint, "ipc:///tmp/w.sock");
+	CHECK_EQ_INT(cfg.nworker_tcp, 2);
+	CHECK_EQ_STR(cfg.worker_tcp[0], "tcp://*:0");
+	CHECK_EQ_STR(cfg.worker_tcp[1], "tcp://[::1]:7");
+	CHECK_EQ_INT(cfg.remote_liveness, 8);
 	CHECK_EQ_INT(cfg.nproviders, 1);
 	CHECK_EQ_STR(cfg.providers[0].type, "anthropic");
 	CHECK_EQ_STR(cfg.providers[0].key_env, "K");
@@ -159,6 +168,21 @@ config_errors_name_the_key(void)
 		"providers.x.type"},
 	    {"{\"endpoints\": {\"clients\": \"udp://x\"}}",
 		"endpoints.clients"},
+	    {"{\"endpoints\": {\"clients\": \"tcp://host\"}}",
+		"endpoints.clients"},
+	    {"{\"endpoints\": {\"clients\": \"tcp://h:65536\"}}",
+		"endpoints.clients"},
+	    {"{\"endpoints\": {\"workers\": \"tcp://a b:1\"}}",
+		"endpoints.workers"},
+	    {"{\"endpoints\": {\"workers\": []}}", "endpoints.workers"},
+	    {"{\"endpoints\": {\"workers\": [\"ipc:///a\", \"ipc:///b\"]}}",
+		"more than one ipc"},
+	    {"{\"endpoints\": {\"clients\": [\"tcp://*:1\", \"tcp://*:2\","
+	     " \"tcp://*:3\", \"tcp://*:4\", \"tcp://*:5\"]}}",
+		"more than 4 tcp"},
+	    {"{\"endpoints\": {\"clients\": [7]}}", "endpoints.clients"},
+	    {"{\"heartbeat\": {\"remoteLiveness\": 1}}",
+		"heartbeat.remoteLiveness"},
 	    {"{\"restart\": {\"minMs\": 500, \"maxMs\": 100}}",
 		"restart.maxMs"},
 	    {"{\"memory\": {\"floor\": 1, \"floor\": 2}}", "config.json"},

@@ -23,6 +23,15 @@ $(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(SANDBOX_LIB) \
     $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
+# shiro-worker: a model worker on another machine, over tcp and CURVE
+# (docs/remote.md); it runs shiro-model-worker with its own keys.
+BINS += $(BUILD)/shiro-worker
+OBJS += $(BUILD)/workers/shiro-worker.o
+$(BUILD)/shiro-worker: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/shiro-worker: $(BUILD)/workers/shiro-worker.o $(PROTO_LIB) \
+    $(UTIL_LIB) | $(BUILD)/shiro-model-worker
+	$(link)
+
 # Tests: the offline summarizer on its own, and the skeleton with real
 # processes (the model worker, and a test role that exercises the rest).
 TESTS += $(BUILD)/tests/test_worker_offline $(BUILD)/tests/test_worker
