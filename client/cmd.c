@@ -126,6 +126,10 @@ cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
 		    s->endpoint, fp, s->cred->own.pub);
 		return SHIRO_EXIT_FAIL;
 	}
+	if (rc == -SHIRO_ERR_FAILED)
+		return cmd_unreachable(s,
+		    "the CURVE handshake failed (a wrong --server-key, or not "
+		    "a shirod)");
 	if (rc == -SHIRO_ERR_TIMEOUT)
 		return cmd_unreachable(s,
 		    "it did not answer within a few "

@@ -398,6 +398,8 @@ conn_open(const char *endpoint, const struct zsock_cred *cred, int dead_ms,
 		/* Over tcp the handshake tells a refused key at once. */
 		zo.curve = cred;
 		rc = zsock_dealer_wait(endpoint, &zo, dead_ms, &c->sock);
+		if (rc == -SHIRO_ERR_PROTO)
+			rc = -SHIRO_ERR_FAILED;
 	} else {
 		rc = zsock_dealer(endpoint, &zo, &c->sock);
 	}

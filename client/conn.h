@@ -56,6 +56,7 @@ struct conn {
  * with cred (for a tcp endpoint), over CURVE.  Returns 0 and *cp;
  * -SHIRO_ERR_TIMEOUT when no WELCOME came within dead_ms (over tcp: or
  * no handshake); -SHIRO_ERR_PERM when shirod refused this client's key;
+ * -SHIRO_ERR_FAILED when the handshake failed (a wrong server key);
  * -SHIRO_ERR_PROTO for a daemon that speaks another protocol revision
  * (the text is logged); -SHIRO_ERR_IO for a socket error.
  */

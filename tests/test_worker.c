@@ -320,10 +320,11 @@ cancel_interrupts_a_job(void)
 	long long start;
 	char *s;
 
-	/* A heartbeat of 1 s: this broker says nothing between its
-	 * messages, and a worker that heard nothing for 3 heartbeats
-	 * abandons its job to reconnect (a loaded machine took 300 ms). */
-	tw_start(&t, "worker_testrole", 1000, 10000, NULL, NULL);
+	/* The test broker heartbeats as shirod does: a worker that heard
+	 * nothing for 3 heartbeats abandons its job to reconnect, which a
+	 * loaded machine once made this test see. */
+	t.beat = true;
+	tw_start(&t, "worker_testrole", 200, 10000, NULL, NULL);
 	tw_drop(tw_recv(&t, MSG_READY, 5000));
 	tw_send(&t, job(7, "slow", NULL));
 	tw_send(&t, job(8, "echo", "x"));
