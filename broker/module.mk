@@ -210,7 +210,8 @@ BENCHES += $(BUILD)/tests/bench_turn
 OBJS += $(BUILD)/tests/bench_turn.o
 $(BUILD)/tests/bench_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
 $(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
-	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
-	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/tests/bench_util.o $(BUILD)/tests/mock_util.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod \
 	$(BUILD)/shiro-model-worker $(BUILD)/shiro
 	$(link)

@@ -48,6 +48,18 @@ $(BUILD)/tests/test_remote: $(BUILD)/tests/test_remote.o \
     $(BUILD)/shiro-model-worker $(BUILD)/tests/remote_peer
 	$(link)
 
+# make bench: STATUS over tcp+CURVE against ipc, and compaction
+# throughput with 1, 2 and 4 remote workers.
+BENCHES += $(BUILD)/tests/bench_remote
+OBJS += $(BUILD)/tests/bench_remote.o $(BUILD)/tests/bench_util.o
+$(BUILD)/tests/bench_remote: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/bench_remote: $(BUILD)/tests/bench_remote.o \
+    $(BUILD)/tests/bench_util.o $(BUILD)/tests/mock_util.o \
+    $(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+    $(UTIL_LIB) | $(BUILD)/shirod \
+    $(BUILD)/shiro-worker $(BUILD)/shiro-model-worker
+	$(link)
+
 # Tests: the offline summarizer on its own, and the skeleton with real
 # processes (the model worker, and a test role that exercises the rest).
 TESTS += $(BUILD)/tests/test_worker_offline $(BUILD)/tests/test_worker
