@@ -18,11 +18,20 @@
  *	CONNS tcp connections that send the ZMTP greeting one byte every
  *	200 ms, never finishing it; prints "closed N after T": how many the
  *	server closed within MS.
- *   remote_peer relay PORTFILE HOST PORT DELAY_MS STALL_MS
+ *   remote_peer relay PORTFILE HOST PORT DELAY_MS STALL_MS [CAPTURE]
  *	a tcp relay on 0.0.0.0 (its port written to PORTFILE) to HOST:PORT
  *	that holds every chunk DELAY_MS each way, and now and then (one
  *	chunk in 16) STALL_MS more, as a retransmission after a lost packet
- *	would; runs until killed.
+ *	would; with CAPTURE, every byte it relays is appended there too
+ *	(what an eavesdropper on the link gets); runs until killed.
+ *   remote_peer worker ENDPOINT SERVER_KEY HOME ROLE PROVIDER MS READIES
+ *	a remote worker of its own making, with HOME/keys/worker.key: says
+ *	READY as ROLE for PROVIDER (READIES times, a second after another),
+ *	heartbeats, answers each JOB with RESULT "from the peer", and prints
+ *	the type of every message it gets (heartbeat once) for MS.
+ *   remote_peer knock ENDPOINT SERVER_KEY N
+ *	N CURVE clients, each with a fresh key of its own, one after
+ *	another: prints "refused K" (how many were refused).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -84,6 +93,26 @@ rp_event(enum zsock_event ev)
 	}
 }
 
+/* rp_cred - a credential for server with the pair at home/which (made
+ * if missing), or a fresh pair when home is NULL. */
+static int
+rp_cred(const char *server, const char *home, const char *which,
+    struct zsock_cred *cred)
+{
+	char *path;
+	int rc;
+
+	memset(cred, 0, sizeof(*cred));
+	if (keys_pub_parse(server, strlen(server), cred->server) < 0)
+		return -1;
+	if (home == NULL)
+		return zsock_keypair(&cred->own);
+	path = keys_path(home, which);
+	rc = keys_pair(path, 1, &cred->own, NULL);
+	free(path);
+	return rc;
+}
+
 /* rp_watch - a CURVE client that says what happens to its connection. */
 static int
 rp_watch(const char *endpoint, const char *server, const char *home, long ms)
@@ -93,19 +122,16 @@ rp_watch(const char *endpoint, const char *server, const char *home, long ms)
 	struct zsock_poll it[2];
 	long long t0 = (long long)mono_ms(), next_ping = 0;
 	void *sock = NULL, *mon = NULL;
-	char *path = keys_path(home, KEYS_CLIENT), ident[32];
+	char ident[32];
 	uint64_t rid = 1;
 	int pong_due = 1, rc;
 	enum zsock_event ev;
 	struct msg *m;
 
-	memset(&cred, 0, sizeof(cred));
-	if (keys_pub_parse(server, strlen(server), cred.server) < 0 ||
-	    keys_pair(path, 1, &cred.own, NULL) < 0) {
+	if (rp_cred(server, home, KEYS_CLIENT, &cred) < 0) {
 		fprintf(stderr, "remote_peer: bad key or key pair\n");
 		return 2;
 	}
-	free(path);
 	memset(&zo, 0, sizeof(zo));
 	zo.curve = &cred;
 	/* One identity for all its connections, as shiro's own client. */
@@ -159,6 +185,112 @@ rp_watch(const char *endpoint, const char *server, const char *home, long ms)
 	zsock_close(&sock);
 	zsock_term();
 	explicit_bzero(&cred, sizeof(cred));
+	return 0;
+}
+
+/* rp_ready - READY as role for provider. */
+static void
+rp_ready(void *sock, const char *role, const char *provider)
+{
+	struct msg *m = msg_new(MSG_READY);
+
+	msg_set_str(m, "role", role);
+	msg_set_str(m, "provider", provider);
+	msg_set_int(m, "pid", getpid());
+	msg_set_int(m, "jobs", 1);
+	msg_set_int(m, "version", MSG_VERSION);
+	(void)msg_send(sock, m, NULL);
+	msg_destroy(&m);
+}
+
+/* rp_worker - a remote worker that says what it gets. */
+static int
+rp_worker(const char *endpoint, const char *server, const char *home,
+    const char *role, const char *provider, long ms, int readies)
+{
+	struct zsock_opts zo;
+	struct zsock_cred cred;
+	struct zsock_poll it;
+	long long t0 = (long long)mono_ms(), next_hb = 0, next_ready;
+	void *sock = NULL;
+	int said = 0, rc, beats = 0;
+	uint64_t job;
+	struct msg *m, *r;
+
+	if (rp_cred(server, home, KEYS_WORKER, &cred) < 0)
+		return 2;
+	memset(&zo, 0, sizeof(zo));
+	zo.curve = &cred;
+	rc = zsock_dealer_wait(endpoint, &zo, 10000, &sock);
+	if (rc < 0) {
+		printf("%lld %s\n", (long long)mono_ms() - t0,
+		    rc == -SHIRO_ERR_PERM ? "refused" : "failed");
+		return 0;
+	}
+	next_ready = t0;
+	while ((long long)mono_ms() - t0 < ms) {
+		long long now = (long long)mono_ms();
+
+		if (said < readies && now >= next_ready) {
+			rp_ready(sock, role, provider);
+			printf("%lld sent READY\n", now - t0);
+			said++;
+			next_ready = now + 1000;
+		}
+		if (now >= next_hb) {
+			m = msg_new(MSG_HEARTBEAT);
+			(void)msg_send(sock, m, NULL);
+			msg_destroy(&m);
+			next_hb = now + 200;
+		}
+		memset(&it, 0, sizeof(it));
+		it.sock = sock;
+		it.events = ZSOCK_IN;
+		if (zsock_poll(&it, 1, 50) <= 0)
+			continue;
+		while (msg_recv(sock, &m, NULL) == 0) {
+			if (msg_type(m) != MSG_HEARTBEAT || beats++ == 0)
+				printf("%lld %s\n", (long long)mono_ms() - t0,
+				    msg_type_name(msg_type(m)));
+			if (msg_type(m) == MSG_JOB &&
+			    msg_get_uint(m, "job", &job) == 0) {
+				r = msg_new(MSG_RESULT);
+				msg_set_int(r, "job", (int64_t)job);
+				msg_set_str(r, "text", "from the peer");
+				(void)msg_send(sock, r, NULL);
+				msg_destroy(&r);
+			}
+			msg_destroy(&m);
+		}
+	}
+	zsock_close(&sock);
+	zsock_term();
+	explicit_bzero(&cred, sizeof(cred));
+	return 0;
+}
+
+/* rp_knock - n clients with fresh keys: how many were refused. */
+static int
+rp_knock(const char *endpoint, const char *server, int n)
+{
+	struct zsock_opts zo;
+	struct zsock_cred cred;
+	void *sock;
+	int k, refused = 0;
+
+	for (k = 0; k < n; k++) {
+		if (rp_cred(server, NULL, NULL, &cred) < 0)
+			return 2;
+		memset(&zo, 0, sizeof(zo));
+		zo.curve = &cred;
+		sock = NULL;
+		if (zsock_dealer_wait(endpoint, &zo, 5000, &sock) ==
+		    -SHIRO_ERR_PERM)
+			refused++;
+		zsock_close(&sock);
+	}
+	printf("refused %d\n", refused);
+	zsock_term();
 	return 0;
 }
 
@@ -308,9 +440,12 @@ rp_pair_close(struct rp_pair *p)
 
 /* rp_relay - a relay that adds latency and stalls. */
 static int
-rp_relay(
-    const char *portfile, const char *host, int port, long delay, long stall)
+rp_relay(const char *portfile, const char *host, int port, long delay,
+    long stall, const char *capture)
 {
+	int cap = capture != NULL
+	    ? open(capture, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600)
+	    : -1;
 	struct rp_pair pairs[64];
 	struct pollfd pfd[1 + 2 * 64];
 	struct sockaddr_in sa;
@@ -399,6 +534,9 @@ rp_relay(
 						break;
 					}
 					c->len = (size_t)got;
+					if (cap >= 0 &&
+					    write(cap, c->data, c->len) < 0)
+						return 2;
 					r = r * 1103515245u + 12345u;
 					c->due = now + delay +
 					    ((r >> 16) % 16 == 0 ? stall : 0);
@@ -446,9 +584,14 @@ main(int argc, char **argv)
 	if (argc == 6 && strcmp(argv[1], "loris") == 0)
 		return rp_loris(
 		    argv[2], atoi(argv[3]), atoi(argv[4]), atol(argv[5]));
-	if (argc == 7 && strcmp(argv[1], "relay") == 0)
+	if ((argc == 7 || argc == 8) && strcmp(argv[1], "relay") == 0)
 		return rp_relay(argv[2], argv[3], atoi(argv[4]), atol(argv[5]),
-		    atol(argv[6]));
+		    atol(argv[6]), argc == 8 ? argv[7] : NULL);
+	if (argc == 9 && strcmp(argv[1], "worker") == 0)
+		return rp_worker(argv[2], argv[3], argv[4], argv[5], argv[6],
+		    atol(argv[7]), atoi(argv[8]));
+	if (argc == 5 && strcmp(argv[1], "knock") == 0)
+		return rp_knock(argv[2], argv[3], atoi(argv[4]));
 	fprintf(stderr,
 	    "usage: remote_peer watch|null|garbage|loris|relay "
 	    "...\n");

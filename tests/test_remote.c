@@ -416,6 +416,7 @@ struct rt_broker {
 	int cport, wport;
 	char key[ZSOCK_KEY_Z85 + 1];
 	char cep[64]; /* tcp://10.77.1.1:cport */
+	char wbind[64]; /* the workers' tcp endpoint to bind ("": port 0) */
 };
 
 /* rt_broker_start - shirod on the broker host, tcp endpoints for clients
@@ -428,18 +429,19 @@ rt_broker_start(struct rt_broker *b, const char *extra)
 	int st;
 
 	snprintf(b->home, sizeof(b->home), "%s/broker", harness_tmpdir());
-	CHECK(mkdir(b->home, 0700) == 0);
+	CHECK(mkdir(b->home, 0700) == 0 || errno == EEXIST);
 	tsd_write(b->home, "key", RT_BROKER_KEY "\n");
 	snprintf(cfg, sizeof(cfg),
 	    "{\"endpoints\": {\"clients\": [\"tcp://10.77.1.1:0\"],"
-	    " \"workers\": \"tcp://0.0.0.0:0\"},"
+	    " \"workers\": \"%s\"},"
 	    " \"providers\": {\"mock\": {\"type\": \"anthropic\", \"url\": "
 	    "\"http://127.0.0.1:9\", \"keyFile\": \"%s/key\"}},"
 	    " \"turns\": {\"provider\": \"mock\"},"
 	    " \"memory\": {\"provider\": \"mock\", \"jobs\": 8}%s,"
 	    " \"workers\": [{\"role\": \"model\", \"provider\": \"mock\","
 	    " \"count\": 0}]}",
-	    b->home, extra != NULL ? extra : "");
+	    b->wbind[0] ? b->wbind : "tcp://0.0.0.0:0", b->home,
+	    extra != NULL ? extra : "");
 	tsd_write(b->home, "config.json", cfg);
 	rt_enter(&rt_b);
 	b->pid = tsd_start(b->home, NULL, &st);
@@ -702,19 +704,42 @@ rt_wait_line(const char *path, const char *word, int skip, long ms)
 	return -1;
 }
 
-/* rt_lines - the lines of file path now. */
-static int
-rt_lines(const char *path)
+/* rt_one_worker - w1 on its host with the mock answering by script,
+ * admitted, connected to b's workers endpoint (or ep) with jobs calls at
+ * once, and READY within ms. */
+static void
+rt_one_worker(struct rt_broker *b, struct rt_worker *w1, const char *script,
+    const char *ep, const char *jobs, long ms)
 {
-	char line[256];
+	rt_worker_mock(w1, &rt_w1, "w1", script);
+	rt_admit(b, "worker", "w1", w1->key);
+	rt_wait_keys(b->sock, "workers", 1);
+	rt_worker_run(w1, b, ep, jobs);
+	rt_wait_ready(b->sock, "w1", 1, ms);
+}
+
+/* rt_lines_with - the lines of file path now that hold needle (all of
+ * them when it is NULL). */
+static int
+rt_lines_with(const char *path, const char *needle)
+{
+	char line[1024];
 	FILE *f = fopen(path, "r");
 	int n = 0;
 
 	while (f != NULL && fgets(line, sizeof(line), f) != NULL)
-		n++;
+		if (needle == NULL || strstr(line, needle) != NULL)
+			n++;
 	if (f != NULL)
 		fclose(f);
 	return n;
+}
+
+/* rt_lines - the lines of file path now. */
+static int
+rt_lines(const char *path)
+{
+	return rt_lines_with(path, NULL);
 }
 
 /*
@@ -729,7 +754,7 @@ rt_lines(const char *path)
 static void
 attach_and_turn_over_tcp(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1;
 	char chome[512], other[512], ckey[ZSOCK_KEY_Z85 + 1];
 	char out[PATH_MAX], in[PATH_MAX], okey[ZSOCK_KEY_Z85 + 1];
@@ -740,11 +765,7 @@ attach_and_turn_over_tcp(void)
 
 	rt_net();
 	rt_broker_start(&b, NULL);
-	rt_worker_mock(&w1, &rt_w1, "w1", RT_AUTO(0, "REPLY-FROM-W1"));
-	rt_admit(&b, "worker", "w1", w1.key);
-	rt_wait_keys(b.sock, "workers", 1);
-	rt_worker_run(&w1, &b, NULL, "2");
-	rt_wait_ready(b.sock, "w1", 1, 20000);
+	rt_one_worker(&b, &w1, RT_AUTO(0, "REPLY-FROM-W1"), NULL, "2", 20000);
 
 	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
 	rt_client_key(chome, ckey);
@@ -836,7 +857,7 @@ rt_two_workers(const struct rt_broker *b, struct rt_worker *w1,
 static void
 compactions_spread_over_both_workers(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1, w2;
 	size_t c1, c2;
 	int64_t done;
@@ -869,7 +890,7 @@ compactions_spread_over_both_workers(void)
 static void
 worker_cut_off_mid_call(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1, w2;
 	uint64_t cut, built;
 	int64_t done;
@@ -938,7 +959,7 @@ worker_cut_off_mid_call(void)
 static void
 revoked_keys_are_closed_out(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1, w2;
 	char h1[512], h2[512], k1[ZSOCK_KEY_Z85 + 1];
 	char k2[ZSOCK_KEY_Z85 + 1], o1[PATH_MAX], o2[PATH_MAX], ro[PATH_MAX];
@@ -1021,7 +1042,7 @@ revoked_keys_are_closed_out(void)
 static void
 hostile_peers_on_the_tcp_ports(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	char chome[512], ckey[ZSOCK_KEY_Z85 + 1], out[PATH_MAX];
 	char cport[16], wep[64], lout[PATH_MAX], gout[PATH_MAX];
 	pid_t loris, garbage;
@@ -1082,6 +1103,28 @@ hostile_peers_on_the_tcp_ports(void)
 	    "slow greetings: %s", rt_text(lout));
 	CHECK(waitpid(b.pid, NULL, WNOHANG) == 0);
 	CHECK(tsd_status_int(b.sock, "messages") == 3);
+	/* 40 unknown keys one after another: every one refused, and the
+	 * log holds at most about a line a second of them. */
+	{
+		const char *kn[] = {tsd_bin("tests/remote_peer"), "knock",
+		    b.cep, b.key, "40", NULL};
+		char err[PATH_MAX];
+		uint64_t t0 = tsd_now_ms();
+		int64_t before = tsd_status_int(b.sock, "auth.refused");
+		int lines;
+
+		snprintf(err, sizeof(err), "%s/shirod.err", b.home);
+		lines = rt_lines_with(err, "refused a client connection");
+		CHECK(rt_run(&rt_c, kn, out, NULL, 60000) == 0);
+		CHECKF(rt_has(out, "refused 40"), "%s", rt_text(out));
+		CHECK(tsd_status_int(b.sock, "auth.refused") >= before + 40);
+		lines =
+		    rt_lines_with(err, "refused a client connection") - lines;
+		CHECKF(lines >= 1 &&
+			lines <= (int)((tsd_now_ms() - t0) / 1000) + 2,
+		    "%d lines for 40 refusals in %llu ms", lines,
+		    (unsigned long long)(tsd_now_ms() - t0));
+	}
 	rt_end();
 }
 
@@ -1119,7 +1162,7 @@ rt_latency_workload(struct rt_broker *b, struct rt_worker *w1, const char *cep)
 static void
 netem_latency_and_loss(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1;
 
 	rt_net();
@@ -1139,11 +1182,7 @@ netem_latency_and_loss(void)
 		  "tc qdisc add dev w1b root netem delay 120ms "
 		  "30ms loss 3%%") == 0);
 	rt_broker_start(&b, NULL);
-	rt_worker_mock(&w1, &rt_w1, "w1", RT_AUTO(50, "SLOW-REPLY"));
-	rt_admit(&b, "worker", "w1", w1.key);
-	rt_wait_keys(b.sock, "workers", 1);
-	rt_worker_run(&w1, &b, NULL, "4");
-	rt_wait_ready(b.sock, "w1", 1, 30000);
+	rt_one_worker(&b, &w1, RT_AUTO(50, "SLOW-REPLY"), NULL, "4", 30000);
 	rt_latency_workload(&b, &w1, b.cep);
 	rt_end();
 }
@@ -1158,23 +1197,26 @@ netem_latency_and_loss(void)
 static void
 relay_latency_and_stalls(void)
 {
-	struct rt_broker b;
+	struct rt_broker b = {0};
 	struct rt_worker w1;
 	char cfile[PATH_MAX], wfile[PATH_MAX], cport[16], wport[16];
-	char cep[64], wep[64], *t;
+	char cep[64], wep[64], ccap[PATH_MAX], wcap[PATH_MAX], *t;
+	struct stat st;
 	uint64_t end;
 
 	rt_net();
 	rt_broker_start(&b, NULL);
 	snprintf(cfile, sizeof(cfile), "%s/relay-c", harness_tmpdir());
 	snprintf(wfile, sizeof(wfile), "%s/relay-w", harness_tmpdir());
+	snprintf(ccap, sizeof(ccap), "%s/wire-c", harness_tmpdir());
+	snprintf(wcap, sizeof(wcap), "%s/wire-w", harness_tmpdir());
 	snprintf(cport, sizeof(cport), "%d", b.cport);
 	snprintf(wport, sizeof(wport), "%d", b.wport);
 	{
 		const char *rc[] = {tsd_bin("tests/remote_peer"), "relay",
-		    cfile, "10.77.1.1", cport, "150", "400", NULL};
+		    cfile, "10.77.1.1", cport, "150", "400", ccap, NULL};
 		const char *rw[] = {tsd_bin("tests/remote_peer"), "relay",
-		    wfile, "10.77.2.1", wport, "150", "400", NULL};
+		    wfile, "10.77.2.1", wport, "150", "400", wcap, NULL};
 		char log[PATH_MAX];
 
 		snprintf(log, sizeof(log), "%s/relay.log", harness_tmpdir());
@@ -1193,12 +1235,142 @@ relay_latency_and_stalls(void)
 	CHECK(t != NULL);
 	snprintf(wep, sizeof(wep), "tcp://127.0.0.1:%d", atoi(t));
 	free(t);
-	rt_worker_mock(&w1, &rt_w1, "w1", RT_AUTO(50, "SLOW-REPLY"));
-	rt_admit(&b, "worker", "w1", w1.key);
-	rt_wait_keys(b.sock, "workers", 1);
-	rt_worker_run(&w1, &b, wep, "4");
-	rt_wait_ready(b.sock, "w1", 1, 30000);
+	rt_one_worker(&b, &w1, RT_AUTO(50, "SLOW-REPLY"), wep, "4", 30000);
 	rt_latency_workload(&b, &w1, cep);
+	/* What an eavesdropper on either link got: many bytes, and none of
+	 * them the chat's words, the worker's summaries or shirod's own
+	 * provider key, in the clear. */
+	CHECK(stat(ccap, &st) == 0 && st.st_size > 4096);
+	CHECK(stat(wcap, &st) == 0 && st.st_size > 4096);
+	CHECK(tsd_file_has(ccap, "across a slow network") == 0);
+	CHECK(tsd_file_has(ccap, "SLOW-REPLY") == 0);
+	CHECK(tsd_file_has(wcap, "SLOW-REPLY") == 0);
+	CHECK(tsd_file_has(wcap, "across a slow network") == 0);
+	CHECK(tsd_file_has(wcap, RT_BROKER_KEY) == 0);
+	CHECK(tsd_file_has(ccap, RT_BROKER_KEY) == 0);
+	rt_end();
+}
+
+/*
+ * A remote worker of the test's own making (tests/remote_peer), its key
+ * admitted: a READY as a tool worker drops it, and its next READY is
+ * refused for the back-off (6 s here); a READY for a provider shirod
+ * does not know drops another; once the back-off passed, a model READY
+ * is served: heartbeats and JOBs, which it answers, and never a SECRET,
+ * though shirod holds a key for that provider.  A second READY on the
+ * same connection starts it afresh, it is not killed.
+ */
+static void
+remote_peer_workers_judged(void)
+{
+	struct rt_broker b = {0};
+	char home[512], home2[512], out[PATH_MAX], wep[64], state[16];
+	char key[ZSOCK_KEY_Z85 + 1], *path;
+	struct zsock_keypair kp;
+	int starts;
+	int64_t jobs;
+
+	rt_net();
+	rt_broker_start(&b,
+	    ", \"restart\": {\"minMs\": 6000, \"maxMs\": "
+	    "6000}");
+	snprintf(home, sizeof(home), "%s/peer", harness_tmpdir());
+	snprintf(home2, sizeof(home2), "%s/peer2", harness_tmpdir());
+	CHECK(mkdir(home, 0700) == 0 && mkdir(home2, 0700) == 0);
+	path = keys_path(home, KEYS_WORKER);
+	CHECK(keys_pair(path, 1, &kp, NULL) == 0);
+	free(path);
+	rt_admit(&b, "worker", "peer", kp.pub);
+	path = keys_path(home2, KEYS_WORKER);
+	CHECK(keys_pair(path, 1, &kp, NULL) == 0);
+	free(path);
+	memcpy(key, kp.pub, sizeof(key));
+	rt_admit(&b, "worker", "peer2", key);
+	rt_wait_keys(b.sock, "workers", 2);
+	snprintf(wep, sizeof(wep), "tcp://10.77.2.1:%d", b.wport);
+	snprintf(out, sizeof(out), "%s/peer.out", harness_tmpdir());
+	{
+		const char *tool[] = {tsd_bin("tests/remote_peer"), "worker",
+		    wep, b.key, home, "tool", "mock", "1500", "1", NULL};
+
+		CHECK(rt_run(&rt_w1, tool, out, NULL, 20000) == 0);
+	}
+	rt_remote(b.sock, "peer", state, sizeof(state), &starts, &jobs);
+	CHECKF(strcmp(state, "down") == 0, "a tool READY left it %s", state);
+	CHECKF(!rt_has(out, "heartbeat") && !rt_has(out, "job") &&
+		!rt_has(out, "secret"),
+	    "%s", rt_text(out));
+	/* At once a model READY: within the back-off, not served. */
+	{
+		const char *soon[] = {tsd_bin("tests/remote_peer"), "worker",
+		    wep, b.key, home, "model", "mock", "1000", "1", NULL};
+
+		unlink(out);
+		CHECK(rt_run(&rt_w1, soon, out, NULL, 20000) == 0);
+		CHECKF(rt_has(out, "sent READY") && !rt_has(out, "heartbeat"),
+		    "served within the back-off: %s", rt_text(out));
+	}
+	{
+		const char *ghost[] = {tsd_bin("tests/remote_peer"), "worker",
+		    wep, b.key, home2, "model", "ghost", "1500", "1", NULL};
+
+		unlink(out);
+		CHECK(rt_run(&rt_w1, ghost, out, NULL, 20000) == 0);
+		CHECKF(!rt_has(out, "heartbeat"), "%s", rt_text(out));
+	}
+	rt_remote(b.sock, "peer2", state, sizeof(state), &starts, &jobs);
+	CHECKF(strcmp(state, "down") == 0, "an unknown provider: %s", state);
+	snprintf(path = xmalloc(600), 600, "%s/shirod.err", b.home);
+	CHECKF(rt_has(path, "which this shirod does not know"), "%s",
+	    rt_text(path));
+	free(path);
+	/* Ten READYs a second apart: the first ones fall in the back-off,
+	 * a later one is served. */
+	{
+		const char *good[] = {tsd_bin("tests/remote_peer"), "worker",
+		    wep, b.key, home, "model", "mock", "14000", "10", NULL};
+		pid_t pid;
+
+		unlink(out);
+		pid = rt_spawn(&rt_w1, good, out, NULL, NULL);
+		rt_wait_ready(b.sock, "peer", 1, 15000);
+		rt_send(b.sock, 2, "peer");
+		CHECK(tsd_settle(b.sock, 30000, NULL) == 0);
+		CHECK(rt_memory_has(b.sock, "from the peer"));
+		CHECK(rt_wait(pid, 20000) == 0);
+	}
+	CHECKF(rt_has(out, "heartbeat") && rt_has(out, "job") &&
+		!rt_has(out, "secret"),
+	    "%s", rt_text(out));
+	rt_remote(b.sock, "peer", state, sizeof(state), &starts, &jobs);
+	CHECKF(starts >= 2, "its READYs on one connection: %d", starts);
+	CHECKF(jobs >= 2, "it did %lld jobs", (long long)jobs);
+	rt_end();
+}
+
+/*
+ * shirod stops and starts again on the same port (in the test's own
+ * network namespace nothing else can take it): the remote worker, not
+ * told to leave, reconnects to the new shirod and serves it.
+ */
+static void
+remote_worker_outlives_shirod(void)
+{
+	struct rt_broker b = {0};
+	struct rt_worker w1;
+
+	rt_net();
+	rt_broker_start(&b, NULL);
+	rt_one_worker(&b, &w1, RT_AUTO(0, "w1"), NULL, "2", 20000);
+	tsd_close(&b.sock);
+	CHECK(tsd_stop(b.pid) == 0);
+	CHECK(waitpid(w1.pid, NULL, WNOHANG) == 0);
+	snprintf(b.wbind, sizeof(b.wbind), "tcp://0.0.0.0:%d", b.wport);
+	rt_broker_start(&b, NULL);
+	rt_wait_ready(b.sock, "w1", 1, 30000);
+	rt_send(b.sock, 4, "again");
+	CHECK(tsd_settle(b.sock, 30000, NULL) == 0);
+	CHECK(tsd_status_int(b.sock, "jobs_done") >= 4);
 	rt_end();
 }
 
@@ -1208,6 +1380,8 @@ static const struct harness_test tests[] = {
     HT_SLOW(worker_cut_off_mid_call, 180),
     HT_SLOW(revoked_keys_are_closed_out, 150),
     HT_SLOW(hostile_peers_on_the_tcp_ports, 150),
+    HT_SLOW(remote_peer_workers_judged, 150),
+    HT_SLOW(remote_worker_outlives_shirod, 150),
     HT_SLOW(netem_latency_and_loss, 200),
     HT_SLOW(relay_latency_and_stalls, 200),
 };
