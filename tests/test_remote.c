@@ -774,7 +774,7 @@ attach_and_turn_over_tcp(void)
 	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
 	CHECKF(rt_shiro(chome, out, NULL, 60000, "--endpoint", b.cep,
 		   "--server-key", b.key, "-p", "hello from the laptop",
-		   NULL) == 0,
+		   (char *)NULL) == 0,
 	    "shiro -p over tcp: %s", rt_text(out));
 	CHECKF(rt_has(out, "REPLY-FROM-W1"), "%s", rt_text(out));
 
@@ -782,22 +782,22 @@ attach_and_turn_over_tcp(void)
 	snprintf(in, sizeof(in), "%s/in", harness_tmpdir());
 	tsd_write(harness_tmpdir(), "in", "a second line, attached\n");
 	CHECKF(rt_shiro(chome, out, in, 60000, "attach", b.cep, "--server-key",
-		   b.key, "--save", "box", NULL) == 0,
+		   b.key, "--save", "box", (char *)NULL) == 0,
 	    "shiro attach over tcp: %s", rt_text(out));
 	CHECKF(rt_has(out, "REPLY-FROM-W1"), "%s", rt_text(out));
 	CHECKF(rt_shiro(chome, out, NULL, 20000, "--remote", "box", "log",
-		   "--json", NULL) == 0,
+		   "--json", (char *)NULL) == 0,
 	    "%s", rt_text(out));
 	CHECKF(rt_has(out, "hello from the laptop") &&
 		rt_has(out, "a second line, attached"),
 	    "%s", rt_text(out));
 	CHECK(rt_shiro(chome, out, NULL, 20000, "status", "--remote", "box",
-		  NULL) == 0);
+		  (char *)NULL) == 0);
 	CHECKF(rt_has(out, "messages"), "%s", rt_text(out));
 	CHECK(rt_shiro(chome, out, NULL, 20000, "--remote", "box", "memory",
-		  NULL) == 0);
+		  (char *)NULL) == 0);
 	CHECK(rt_shiro(chome, out, NULL, 20000, "--remote", "box", "zoom", "0",
-		  "1", NULL) == 0);
+		  "1", (char *)NULL) == 0);
 	CHECKF(rt_has(out, "hello from the laptop"), "%s", rt_text(out));
 
 	/* No key of shirod's reached the remote worker's provider, and the
@@ -814,7 +814,7 @@ attach_and_turn_over_tcp(void)
 	snprintf(other, sizeof(other), "%s/stranger", harness_tmpdir());
 	rt_client_key(other, okey);
 	CHECK(rt_shiro(other, out, NULL, 20000, "--endpoint", b.cep,
-		  "--server-key", b.key, "status", NULL) == 1);
+		  "--server-key", b.key, "status", (char *)NULL) == 1);
 	CHECKF(rt_has(out, "refused this client's key"), "%s", rt_text(out));
 	CHECK(zsock_key_decode(okey, bin) == 0);
 	keys_fingerprint(bin, fp);
@@ -826,7 +826,7 @@ attach_and_turn_over_tcp(void)
 	CHECK(zsock_keypair(&kp) == 0);
 	memcpy(wrong, kp.pub, sizeof(wrong));
 	CHECKF(rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
-		   "--server-key", wrong, "status", NULL) == 3,
+		   "--server-key", wrong, "status", (char *)NULL) == 3,
 	    "%s", rt_text(out));
 	CHECKF(rt_has(out, "no shirod answers"), "%s", rt_text(out));
 	rt_end();
@@ -1087,10 +1087,10 @@ hostile_peers_on_the_tcp_ports(void)
 	for (k = 0; k < 3; k++) {
 		CHECKF(rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
 			   "--server-key", b.key, "send", "still served",
-			   NULL) == 0,
+			   (char *)NULL) == 0,
 		    "%s", rt_text(out));
 		CHECK(rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
-			  "--server-key", b.key, "status", NULL) == 0);
+			  "--server-key", b.key, "status", (char *)NULL) == 0);
 	}
 	CHECK(rt_wait(garbage, 30000) == 0);
 	CHECK(rt_wait(loris, 30000) == 0);
@@ -1142,14 +1142,15 @@ rt_latency_workload(struct rt_broker *b, struct rt_worker *w1, const char *cep)
 	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
 	CHECKF(
 	    rt_shiro(chome, out, NULL, 90000, "--endpoint", cep, "--server-key",
-		b->key, "-p", "across a slow network", NULL) == 0,
+		b->key, "-p", "across a slow network", (char *)NULL) == 0,
 	    "%s", rt_text(out));
 	CHECKF(rt_has(out, "SLOW-REPLY"), "%s", rt_text(out));
 	rt_send(b->sock, 12, "slow");
 	CHECK(tsd_settle(b->sock, 120000, NULL) == 0);
 	CHECK(tsd_status_int(b->sock, "jobs_done") >= 12);
-	CHECKF(rt_shiro(chome, out, NULL, 30000, "--endpoint", cep,
-		   "--server-key", b->key, "log", "--tail", "3", NULL) == 0,
+	CHECKF(
+	    rt_shiro(chome, out, NULL, 30000, "--endpoint", cep, "--server-key",
+		b->key, "log", "--tail", "3", (char *)NULL) == 0,
 	    "%s", rt_text(out));
 	rt_keys_own(w1);
 }
