@@ -265,7 +265,7 @@ worker_dispatch(struct worker *w, struct msg *m)
 {
 	const void *key;
 	const char *provider;
-	uint64_t job = 0;
+	uint64_t job = 0, pending;
 	size_t len;
 
 	switch (msg_type(m)) {
@@ -294,6 +294,15 @@ worker_dispatch(struct worker *w, struct msg *m)
 			worker_async_cancel(w, job);
 		else if (w->busy && job == w->job)
 			w->canceled = true;
+		else if (w->pending != NULL &&
+		    msg_get_uint(w->pending, "job", &pending) == 0 &&
+		    pending == job) {
+			/* Read in the same round as its JOB, before the job
+			 * started: it never runs. */
+			msg_destroy(&w->pending);
+			worker_send_fail(w, job, "canceled", false,
+			    "canceled by the broker");
+		}
 		break;
 	case MSG_JOB:
 		if (w->role->async != NULL) {
