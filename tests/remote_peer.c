@@ -29,6 +29,11 @@
  *	READY as ROLE for PROVIDER (READIES times, a second after another),
  *	heartbeats, answers each JOB with RESULT "from the peer", and prints
  *	the type of every message it gets (heartbeat once) for MS.
+ *   remote_peer worker ENDPOINT SERVER_KEY HOME ROLE PROVIDER MS READIES MODE
+ *	the same, misbehaving by MODE: "old" says READY with another
+ *	protocol revision; "breach" and "garbage", once it answered its
+ *	first JOB, send a STATUS (a client's request) or a frame that is
+ *	not a message, then go on heartbeating.
  *   remote_peer knock ENDPOINT SERVER_KEY N
  *	N CURVE clients, each with a fresh key of its own, one after
  *	another: prints "refused K" (how many were refused).
@@ -46,6 +51,7 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+#include <zmq.h>
 
 #include "proto/buf.h"
 #include "proto/err.h"
@@ -188,9 +194,10 @@ rp_watch(const char *endpoint, const char *server, const char *home, long ms)
 	return 0;
 }
 
-/* rp_ready - READY as role for provider. */
+/* rp_ready - READY as role for provider (of another revision when
+ * mode is "old"). */
 static void
-rp_ready(void *sock, const char *role, const char *provider)
+rp_ready(void *sock, const char *role, const char *provider, const char *mode)
 {
 	struct msg *m = msg_new(MSG_READY);
 
@@ -198,22 +205,46 @@ rp_ready(void *sock, const char *role, const char *provider)
 	msg_set_str(m, "provider", provider);
 	msg_set_int(m, "pid", getpid());
 	msg_set_int(m, "jobs", 1);
-	msg_set_int(m, "version", MSG_VERSION);
+	msg_set_int(
+	    m, "version", MSG_VERSION + (strcmp(mode, "old") == 0 ? 1 : 0));
 	(void)msg_send(sock, m, NULL);
 	msg_destroy(&m);
+}
+
+/* rp_misbehave - what mode sends after the first JOB's answer. */
+static void
+rp_misbehave(void *sock, const char *mode)
+{
+	static const unsigned char bad[] = {0xc1, 0x00, 0xff};
+	struct msg *m;
+
+	if (strcmp(mode, "breach") == 0) {
+		m = msg_new(MSG_STATUS);
+		msg_set_int(m, "rid", 1);
+		(void)msg_send(sock, m, NULL);
+		msg_destroy(&m);
+		printf("sent STATUS\n");
+	} else if (strcmp(mode, "garbage") == 0) {
+		/* The header frame, then no msgpack at all. */
+		if (zmq_send(sock, MSG_HEADER, strlen(MSG_HEADER),
+			ZMQ_SNDMORE) >= 0 &&
+		    zmq_send(sock, bad, sizeof(bad), 0) >= 0)
+			printf("sent garbage\n");
+	}
 }
 
 /* rp_worker - a remote worker that says what it gets. */
 static int
 rp_worker(const char *endpoint, const char *server, const char *home,
-    const char *role, const char *provider, long ms, int readies)
+    const char *role, const char *provider, long ms, int readies,
+    const char *mode)
 {
 	struct zsock_opts zo;
 	struct zsock_cred cred;
 	struct zsock_poll it;
 	long long t0 = (long long)mono_ms(), next_hb = 0, next_ready;
 	void *sock = NULL;
-	int said = 0, rc, beats = 0;
+	int said = 0, rc, beats = 0, answered = 0;
 	uint64_t job;
 	struct msg *m, *r;
 
@@ -232,7 +263,7 @@ rp_worker(const char *endpoint, const char *server, const char *home,
 		long long now = (long long)mono_ms();
 
 		if (said < readies && now >= next_ready) {
-			rp_ready(sock, role, provider);
+			rp_ready(sock, role, provider, mode);
 			printf("%lld sent READY\n", now - t0);
 			said++;
 			next_ready = now + 1000;
@@ -259,6 +290,8 @@ rp_worker(const char *endpoint, const char *server, const char *home,
 				msg_set_str(r, "text", "from the peer");
 				(void)msg_send(sock, r, NULL);
 				msg_destroy(&r);
+				if (answered++ == 0)
+					rp_misbehave(sock, mode);
 			}
 			msg_destroy(&m);
 		}
@@ -587,9 +620,9 @@ main(int argc, char **argv)
 	if ((argc == 7 || argc == 8) && strcmp(argv[1], "relay") == 0)
 		return rp_relay(argv[2], argv[3], atoi(argv[4]), atol(argv[5]),
 		    atol(argv[6]), argc == 8 ? argv[7] : NULL);
-	if (argc == 9 && strcmp(argv[1], "worker") == 0)
+	if ((argc == 9 || argc == 10) && strcmp(argv[1], "worker") == 0)
 		return rp_worker(argv[2], argv[3], argv[4], argv[5], argv[6],
-		    atol(argv[7]), atoi(argv[8]));
+		    atol(argv[7]), atoi(argv[8]), argc == 10 ? argv[9] : "");
 	if (argc == 5 && strcmp(argv[1], "knock") == 0)
 		return rp_knock(argv[2], argv[3], atoi(argv[4]));
 	fprintf(stderr,

@@ -674,6 +674,20 @@ rt_memory_has(void *sock, const char *needle)
 	return hit;
 }
 
+/* rt_wait_has - wait up to ms until file path holds word. */
+static bool
+rt_wait_has(const char *path, const char *word, long ms)
+{
+	uint64_t end = tsd_now_ms() + (uint64_t)ms;
+
+	while (!rt_has(path, word)) {
+		if (tsd_now_ms() >= end)
+			return false;
+		usleep(20000);
+	}
+	return true;
+}
+
 /* rt_wait_line - wait up to ms for a line of file path holding word
  * after line skip; its leading number (ms), or -1. */
 static long
@@ -1350,6 +1364,74 @@ remote_peer_workers_judged(void)
 }
 
 /*
+ * Remote workers that misbehave after their key was admitted: one says
+ * READY with another protocol revision (never served), one sends a
+ * client's STATUS and one a frame that is not a message once it
+ * answered its first JOB.  Each slot goes down with the reason in the
+ * log, gets no more JOBs while the chat goes on, and shirod lives.
+ */
+static void
+remote_workers_that_misbehave_are_dropped(void)
+{
+	static const char *const modes[] = {"old", "breach", "garbage"};
+	static const char *const why[] = {"speaks version",
+	    "which a model worker may not", "malformed frame"};
+	static const char *const sent[] = {"", "sent STATUS", "sent garbage"};
+	struct rt_broker b = {0};
+	char home[3][512], out[PATH_MAX], err[PATH_MAX], wep[64], *path;
+	char state[16], line[128];
+	struct zsock_keypair kp;
+	int k, starts;
+	int64_t jobs;
+	pid_t pid;
+
+	rt_net();
+	rt_broker_start(&b, NULL);
+	for (k = 0; k < 3; k++) {
+		snprintf(home[k], sizeof(home[k]), "%s/mis-%s",
+		    harness_tmpdir(), modes[k]);
+		CHECK(mkdir(home[k], 0700) == 0);
+		path = keys_path(home[k], KEYS_WORKER);
+		CHECK(keys_pair(path, 1, &kp, NULL) == 0);
+		free(path);
+		rt_admit(&b, "worker", modes[k], kp.pub);
+	}
+	rt_wait_keys(b.sock, "workers", 3);
+	snprintf(wep, sizeof(wep), "tcp://10.77.2.1:%d", b.wport);
+	snprintf(err, sizeof(err), "%s/shirod.err", b.home);
+	for (k = 0; k < 3; k++) {
+		const char *argv[] = {tsd_bin("tests/remote_peer"), "worker",
+		    wep, b.key, home[k], "model", "mock", "5000", "1", modes[k],
+		    NULL};
+
+		snprintf(out, sizeof(out), "%s/mis-%s.out", harness_tmpdir(),
+		    modes[k]);
+		pid = rt_spawn(&rt_w1, argv, out, NULL, NULL);
+		/* Compactions for it to take (those of the messages sent
+		 * after the last drop are waiting already). */
+		if (k > 0)
+			rt_send(b.sock, 2, modes[k]);
+		snprintf(
+		    line, sizeof(line), "remote worker %s (slot", modes[k]);
+		CHECKF(rt_wait_has(err, why[k], 20000) && rt_has(err, line),
+		    "%s: %s", modes[k], rt_text(err));
+		rt_send(b.sock, 3, "after the drop");
+		CHECK(rt_wait(pid, 20000) == 0);
+		rt_remote(
+		    b.sock, modes[k], state, sizeof(state), &starts, &jobs);
+		CHECKF(strcmp(state, "down") == 0, "%s left it %s", modes[k],
+		    state);
+		/* One JOB, perhaps a second sent with the first's answer,
+		 * none after the drop. */
+		CHECKF(rt_lines_with(out, " job\n") <= (k == 0 ? 0 : 2) &&
+			(k == 0 || rt_has(out, sent[k])),
+		    "%s: %s", modes[k], rt_text(out));
+		CHECK(waitpid(b.pid, NULL, WNOHANG) == 0);
+	}
+	rt_end();
+}
+
+/*
  * shirod stops and starts again on the same port (in the test's own
  * network namespace nothing else can take it): the remote worker, not
  * told to leave, reconnects to the new shirod and serves it.
@@ -1382,6 +1464,7 @@ static const struct harness_test tests[] = {
     HT_SLOW(revoked_keys_are_closed_out, 150),
     HT_SLOW(hostile_peers_on_the_tcp_ports, 150),
     HT_SLOW(remote_peer_workers_judged, 150),
+    HT_SLOW(remote_workers_that_misbehave_are_dropped, 150),
     HT_SLOW(remote_worker_outlives_shirod, 150),
     HT_SLOW(netem_latency_and_loss, 200),
     HT_SLOW(relay_latency_and_stalls, 200),
