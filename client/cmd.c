@@ -355,6 +355,29 @@ cmd_wait_gone(pid_t pid)
 }
 
 /*
+ * cmd_wait_silent - wait (bounded) until the stopped daemon at the other
+ * end of c stops answering: over tcp its pid is another machine's, so
+ * kill(pid, 0) here would ask about some process of this one.
+ */
+static int
+cmd_wait_silent(const struct shiro *s, struct conn *c)
+{
+	long long end = zsock_now_ms() + CMD_STOP_MS;
+	int rc;
+
+	while (zsock_now_ms() < end) {
+		rc = conn_pump(c, -1, 200);
+		if (rc == -SHIRO_ERR_TIMEOUT || rc == -SHIRO_ERR_IO)
+			return SHIRO_EXIT_OK;
+	}
+	fprintf(stderr,
+	    "shiro stop: shirod at %s agreed to stop but still answers after "
+	    "%d s; see its log on that machine.\n",
+	    s->endpoint, CMD_STOP_MS / 1000);
+	return SHIRO_EXIT_FAIL;
+}
+
+/*
  * cmd_ask - connect (starting a daemon when may_start), send *reqp (it
  * is consumed) and get its answer in *ansp (caller destroys).  Returns
  * SHIRO_EXIT_OK, or the exit code after saying what went wrong: an
@@ -382,7 +405,10 @@ cmd_ask(
 		goto out;
 	}
 	rc = SHIRO_EXIT_OK;
-	if (msg_type(*reqp) == MSG_STOP)
+	if (msg_type(*reqp) == MSG_STOP && s->endpoint != NULL &&
+	    strncmp(s->endpoint, "tcp://", 6) == 0)
+		rc = cmd_wait_silent(s, c);
+	else if (msg_type(*reqp) == MSG_STOP)
 		rc = cmd_wait_gone(c->daemon_pid);
 	else
 		conn_bye(c);

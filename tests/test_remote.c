@@ -521,6 +521,8 @@ rt_worker_run(struct rt_worker *w, const struct rt_broker *b, const char *ep,
 	w->pid = rt_spawn(w->host, argv, w->log, NULL, env);
 }
 
+static const char *rt_text(const char *path);
+
 /* rt_admit - admit w's key on b's machine with shiro keys add. */
 static void
 rt_admit(const struct rt_broker *b, const char *kind, const char *name,
@@ -531,7 +533,8 @@ rt_admit(const struct rt_broker *b, const char *kind, const char *name,
 	char out[PATH_MAX];
 
 	snprintf(out, sizeof(out), "%s/keys.log", harness_tmpdir());
-	CHECK(rt_run(&rt_b, argv, out, NULL, 10000) == 0);
+	CHECKF(rt_run(&rt_b, argv, out, NULL, 10000) == 0, "shiro keys add: %s",
+	    rt_text(out));
 }
 
 /* rt_client_key - the client key of home on the client host (made on
@@ -843,6 +846,13 @@ attach_and_turn_over_tcp(void)
 		   "--server-key", wrong, "status", (char *)NULL) == 3,
 	    "%s", rt_text(out));
 	CHECKF(rt_has(out, "no shirod answers"), "%s", rt_text(out));
+	/* stop from the laptop: the build box's shirod ends. */
+	tsd_close(&b.sock);
+	CHECKF(rt_shiro(chome, out, NULL, 30000, "--remote", "box", "stop",
+		   (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, "shirod stopped"), "%s", rt_text(out));
+	CHECK(rt_wait(b.pid, 20000) == 0);
 	rt_end();
 }
 
@@ -1446,7 +1456,9 @@ remote_worker_outlives_shirod(void)
 	rt_broker_start(&b, NULL);
 	rt_one_worker(&b, &w1, RT_AUTO(0, "w1"), NULL, "2", 20000);
 	tsd_close(&b.sock);
-	CHECK(tsd_stop(b.pid) == 0);
+	/* Reaped by rt_wait, which forgets its pid for rt_end. */
+	CHECK(kill(b.pid, SIGTERM) == 0);
+	CHECK(rt_wait(b.pid, 20000) == 0);
 	CHECK(waitpid(w1.pid, NULL, WNOHANG) == 0);
 	snprintf(b.wbind, sizeof(b.wbind), "tcp://0.0.0.0:%d", b.wport);
 	rt_broker_start(&b, NULL);
