@@ -417,6 +417,9 @@ struct rt_broker {
 	char key[ZSOCK_KEY_Z85 + 1];
 	char cep[64]; /* tcp://10.77.1.1:cport */
 	char wbind[64]; /* the workers' tcp endpoint to bind ("": port 0) */
+	char url[64]; /* the provider's URL for its local workers ("": none
+			 listens) */
+	int local; /* local model workers of the provider */
 };
 
 /* rt_broker_start - shirod on the broker host, tcp endpoints for clients
@@ -435,13 +438,14 @@ rt_broker_start(struct rt_broker *b, const char *extra)
 	    "{\"endpoints\": {\"clients\": [\"tcp://10.77.1.1:0\"],"
 	    " \"workers\": \"%s\"},"
 	    " \"providers\": {\"mock\": {\"type\": \"anthropic\", \"url\": "
-	    "\"http://127.0.0.1:9\", \"keyFile\": \"%s/key\"}},"
+	    "\"%s\", \"keyFile\": \"%s/key\"}},"
 	    " \"turns\": {\"provider\": \"mock\"},"
 	    " \"memory\": {\"provider\": \"mock\", \"jobs\": 8}%s,"
 	    " \"workers\": [{\"role\": \"model\", \"provider\": \"mock\","
-	    " \"count\": 0}]}",
-	    b->wbind[0] ? b->wbind : "tcp://0.0.0.0:0", b->home,
-	    extra != NULL ? extra : "");
+	    " \"count\": %d}]}",
+	    b->wbind[0] ? b->wbind : "tcp://0.0.0.0:0",
+	    b->url[0] ? b->url : "http://127.0.0.1:9", b->home,
+	    extra != NULL ? extra : "", b->local);
 	tsd_write(b->home, "config.json", cfg);
 	rt_enter(&rt_b);
 	b->pid = tsd_start(b->home, NULL, &st);
@@ -900,6 +904,41 @@ compactions_spread_over_both_workers(void)
 	    "not spread: w1 %zu calls, w2 %zu", c1, c2);
 	rt_keys_own(&w1);
 	rt_keys_own(&w2);
+	rt_end();
+}
+
+/*
+ * One pool: a local model worker of the provider (its mock on the
+ * broker host, shirod's key) and a remote one (its own mock and key),
+ * each four calls at once, mocks answering after 200 ms: the compactions
+ * of 40 messages go to both (each a fifth at least), every summary is
+ * built, and shirod's key reached the local mock only.
+ */
+static void
+local_and_remote_workers_are_one_pool(void)
+{
+	struct rt_broker b = {0};
+	struct rt_worker loc, w1;
+	size_t cl, c1;
+	int64_t done;
+
+	rt_net();
+	rt_worker_mock(&loc, &rt_b, "local", RT_AUTO(200, "local"));
+	snprintf(b.url, sizeof(b.url), "%s", loc.mock.base);
+	b.local = 1;
+	rt_broker_start(&b, NULL);
+	rt_one_worker(&b, &w1, RT_AUTO(200, "w1"), NULL, "4", 20000);
+	rt_send(b.sock, 40, "one pool");
+	CHECK(tsd_settle(b.sock, 90000, NULL) == 0);
+	done = tsd_status_int(b.sock, "jobs_done");
+	(void)rt_requests(&loc, &cl);
+	(void)rt_requests(&w1, &c1);
+	CHECKF(done > 0 && (int64_t)(cl + c1) >= done,
+	    "%lld jobs done, %zu + %zu calls", (long long)done, cl, c1);
+	CHECKF(cl * 5 >= cl + c1 && c1 * 5 >= cl + c1,
+	    "not one pool: local %zu calls, remote %zu", cl, c1);
+	CHECK(tsd_file_has(loc.mock.log, RT_BROKER_KEY) == 1);
+	rt_keys_own(&w1);
 	rt_end();
 }
 
@@ -1472,6 +1511,7 @@ remote_worker_outlives_shirod(void)
 static const struct harness_test tests[] = {
     HT_SLOW(attach_and_turn_over_tcp, 150),
     HT_SLOW(compactions_spread_over_both_workers, 150),
+    HT_SLOW(local_and_remote_workers_are_one_pool, 150),
     HT_SLOW(worker_cut_off_mid_call, 180),
     HT_SLOW(revoked_keys_are_closed_out, 150),
     HT_SLOW(hostile_peers_on_the_tcp_ports, 150),
