@@ -132,9 +132,27 @@ static pid_t
 rt_spawn(const struct rt_host *h, const char *const *argv, const char *out,
     const char *in, const char *const *env)
 {
-	pid_t pid = fork();
+	static const char *const drop[] = {
+	    "SHIRO_HOME=", "SHIRO_ENDPOINT=", "SHIRO_SERVER_KEY=", NULL};
+	const char *envp[256];
+	size_t n = 0, k;
+	pid_t pid;
 	int fd;
 
+	/* The environment is made here: between fork and exec the child
+	 * only makes system calls (a thread of libzmq's may hold a lock
+	 * of libc's or the sanitizer's at the fork). */
+	for (char **e = environ; *e != NULL && n < 200; e++) {
+		for (k = 0; drop[k] != NULL; k++)
+			if (strncmp(*e, drop[k], strlen(drop[k])) == 0)
+				break;
+		if (drop[k] == NULL)
+			envp[n++] = *e;
+	}
+	for (; env != NULL && *env != NULL && n < 255; env++)
+		envp[n++] = *env;
+	envp[n] = NULL;
+	pid = fork();
 	CHECK(pid >= 0);
 	if (pid == 0) {
 		if (setns(h->fd, CLONE_NEWNET) != 0)
@@ -147,12 +165,7 @@ rt_spawn(const struct rt_host *h, const char *const *argv, const char *out,
 			dup2(fd, 1);
 			dup2(fd, 2);
 		}
-		unsetenv("SHIRO_HOME");
-		unsetenv("SHIRO_ENDPOINT");
-		unsetenv("SHIRO_SERVER_KEY");
-		for (; env != NULL && *env != NULL; env++)
-			putenv((char *)*env);
-		execv(argv[0], (char *const *)argv);
+		execve(argv[0], (char *const *)argv, (char *const *)envp);
 		_exit(127);
 	}
 	return rt_track(pid);
@@ -535,10 +548,12 @@ rt_admit(const struct rt_broker *b, const char *kind, const char *name,
 	const char *argv[] = {tsd_bin("shiro"), "--home", b->home, "keys",
 	    "add", kind, name, key, NULL};
 	char out[PATH_MAX];
+	int rc;
 
-	snprintf(out, sizeof(out), "%s/keys.log", harness_tmpdir());
-	CHECKF(rt_run(&rt_b, argv, out, NULL, 10000) == 0, "shiro keys add: %s",
-	    rt_text(out));
+	snprintf(out, sizeof(out), "%s/keys-%s-%s.log", harness_tmpdir(), kind,
+	    name);
+	rc = rt_run(&rt_b, argv, out, NULL, 30000);
+	CHECKF(rc == 0, "shiro keys add (%d): %s", rc, rt_text(out));
 }
 
 /* rt_client_key - the client key of home on the client host (made on
