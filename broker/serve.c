@@ -20,6 +20,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "notes.h"
 #include "out.h"
 #include "provider.h"
 
@@ -231,11 +232,13 @@ static void
 serve_turn(struct broker *b, const struct serve_send *s, uint64_t id,
     struct plan_line *pinned, size_t npinned, uint64_t now)
 {
-	const char *text = "";
+	const char *text = "", *cwd = NULL;
 	size_t len = 0;
 
 	(void)msg_get_str(s->m, "text", &text, &len);
-	turn_asked(b, &s->from, s->rid, id, text, len, pinned, npinned, now);
+	(void)msg_get_str(s->m, "cwd", &cwd, NULL);
+	turn_asked(
+	    b, &s->from, s->rid, id, text, len, cwd, pinned, npinned, now);
 }
 
 /* serve_append_own - log what shirod itself writes (see broker.h). */
@@ -887,6 +890,9 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 			out_publish(b, &ev);
 		}
 		b->stopping = 1;
+		break;
+	case MSG_NOTES:
+		notes_serve(b, from, m, rid);
 		break;
 	case MSG_PING:
 		r = msg_new(MSG_PONG);
