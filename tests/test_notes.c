@@ -6,13 +6,19 @@
  * counts, the warnings), where the per-turn state goes in the request
  * as it reaches the provider (after the view's last block, never in the
  * system prompt, the same bytes at every step, the changed list after
- * the last cache mark), the `todos` event, and the NOTES request.
+ * the last cache mark), the `todos` event, the NOTES request, and the
+ * client's `shiro notes`, `shiro todos`, /notes, /todos and live list.
  */
+#include <fcntl.h>
 #include <jansson.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "proto/buf.h"
@@ -594,10 +600,205 @@ no_project_keeps_nothing(void)
 	mock_stop(&mk);
 }
 
+/*
+ * shiro_spawn - build/shiro ARGS in directory dir for home, its stdin
+ * and stdout pipes in *inp and *outp (stderr to home/client.err); its
+ * pid.
+ */
+static pid_t
+shiro_spawn(const char *home, const char *dir, const char *const *args,
+    int *inp, int *outp)
+{
+	const char *argv[16];
+	char env[PATH_MAX + 16], err[PATH_MAX + 16];
+	int in[2], out[2], fd;
+	size_t k, n = 0;
+	pid_t pid;
+
+	CHECK(pipe(in) == 0 && pipe(out) == 0);
+	argv[n++] = tsd_bin("shiro");
+	for (k = 0; args[k] != NULL && n < 15; k++)
+		argv[n++] = args[k];
+	argv[n] = NULL;
+	snprintf(env, sizeof(env), "SHIRO_HOME=%s", home);
+	snprintf(err, sizeof(err), "%s/client.err", home);
+	pid = fork();
+	CHECK(pid >= 0);
+	if (pid == 0) {
+		dup2(in[0], STDIN_FILENO);
+		dup2(out[1], STDOUT_FILENO);
+		fd = open(err, O_WRONLY | O_CREAT | O_APPEND, 0600);
+		if (fd >= 0)
+			dup2(fd, STDERR_FILENO);
+		close(in[1]);
+		close(out[0]);
+		if (chdir(dir) != 0)
+			_exit(126);
+		putenv(env);
+		unsetenv("SHIRO_ENDPOINT");
+		execv(argv[0], (char *const *)argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	*inp = in[1];
+	*outp = out[0];
+	return pid;
+}
+
+/* read_until - read fd into b until it holds needle or ms pass; whether
+ * it does. */
+static int
+read_until(int fd, struct buf *b, const char *needle, long ms)
+{
+	uint64_t end = tsd_now_ms() + (uint64_t)ms;
+	struct pollfd p = {fd, POLLIN, 0};
+	char chunk[4096];
+	ssize_t r;
+
+	buf_add(b, "", 0);
+	while (strstr(b->data, needle) == NULL && tsd_now_ms() < end) {
+		if (poll(&p, 1, (int)(end - tsd_now_ms())) <= 0)
+			continue;
+		r = read(fd, chunk, sizeof(chunk));
+		if (r <= 0)
+			break;
+		buf_add(b, chunk, (size_t)r);
+	}
+	return strstr(b->data, needle) != NULL;
+}
+
+/* shiro_run - build/shiro ARGS in dir for home with no input: its
+ * output (malloc'd) and exit status. */
+static char *
+shiro_run(
+    const char *home, const char *dir, const char *const *args, int *statusp)
+{
+	struct buf b = BUF_INIT;
+	int in, out;
+	pid_t pid = shiro_spawn(home, dir, args, &in, &out);
+
+	close(in);
+	(void)read_until(out, &b, "\001never", 20000);
+	close(out);
+	CHECK(waitpid(pid, statusp, 0) == pid);
+	return buf_steal(&b, NULL);
+}
+
+/* The client's commands from a project's directory: `shiro notes` and
+ * `shiro todos` (text and --json), and an attached client that lists
+ * both with /notes and /todos, shows the list it finds at the start, and
+ * shows each new list above its input as a turn writes it. */
+static void
+client_commands_and_the_live_list(void)
+{
+	const char *home = harness_tmpdir();
+	const char *notes_args[] = {"--no-start", "notes", NULL};
+	const char *notes_json[] = {"--no-start", "notes", "--json", NULL};
+	const char *todos_args[] = {"--no-start", "todos", NULL};
+	const char *todos_json[] = {"--no-start", "todos", "--json", NULL};
+	const char *attach_args[] = {"--no-start", NULL};
+	char proj[PATH_MAX], other[PATH_MAX], code[32], *out;
+	struct buf seen = BUF_INIT, want = BUF_INIT;
+	struct mock mk;
+	json_t *j;
+	int st, in, fd;
+	void *sock;
+	pid_t pid, client;
+
+	need_worker();
+	if (access(tsd_bin("shiro"), X_OK) != 0)
+		harness_skip("build/shiro is not built");
+	snprintf(proj, sizeof(proj), "%s/work", home);
+	snprintf(other, sizeof(other), "%s/elsewhere", home);
+	CHECK(mkdir(proj, 0700) == 0 && mkdir(other, 0700) == 0);
+	mock_start(&mk,
+	    "{'responses': ["
+	    "{'tools': [{'id': 'c1', 'name': 'remember', 'input': {'kind': "
+	    "'command', 'text': 'build with make -j2'}},"
+	    "{'id': 'c2', 'name': 'todo_write', 'input': {'todos': ["
+	    "{'text': 'write the parser', 'state': 'in_progress'},"
+	    "{'text': 'test it', 'state': 'pending'}]}}]},"
+	    "{'text': 'ok'},"
+	    "{'tools': [{'id': 'c3', 'name': 'todo_write', 'input': {'todos': "
+	    "[{'text': 'write the parser', 'state': 'done'},"
+	    "{'text': 'test it', 'state': 'in_progress'}]}}]},"
+	    "{'text': 'ok'}]}");
+	pid = start(home, &mk);
+	sock = attach(home);
+	turn(sock, "start", proj, code, sizeof(code), NULL);
+	CHECK_EQ_STR(code, "ok");
+	out = shiro_run(home, proj, notes_args, &st);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%d: %s", st, out);
+	HAS(out, "1 note on ");
+	HAS(out, "  [1] command, ");
+	HAS(out, ": build with make -j2\n");
+	free(out);
+	out = shiro_run(home, proj, notes_json, &st);
+	j = json_loads(out, 0, NULL);
+	CHECKF(j != NULL, "%s", out);
+	CHECK_EQ_STR(mock_str(j, "notes.0.text"), "build with make -j2");
+	CHECK_EQ_STR(mock_str(j, "project"), proj);
+	json_decref(j);
+	free(out);
+	out = shiro_run(home, proj, todos_args, &st);
+	CHECKF(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%d", st);
+	HAS(out, "task list of ");
+	HAS(out,
+	    "tasks ........................ 0/2\n[~] write the parser\n"
+	    "[ ] test it\n");
+	free(out);
+	out = shiro_run(home, proj, todos_json, &st);
+	j = json_loads(out, 0, NULL);
+	CHECKF(j != NULL, "%s", out);
+	CHECK_EQ_STR(mock_str(j, "todos.0.state"), "in_progress");
+	CHECK_EQ_INT(json_integer_value(mock_at(j, "total")), 2);
+	json_decref(j);
+	free(out);
+	/* Another directory is another project. */
+	out = shiro_run(home, other, todos_args, &st);
+	HAS(out, "no task list for ");
+	free(out);
+	out = shiro_run(home, other, notes_args, &st);
+	HAS(out, "no notes on ");
+	free(out);
+	/* Attached in the project: the list at the start, then live. */
+	client = shiro_spawn(home, proj, attach_args, &in, &fd);
+	CHECKF(read_until(fd, &seen, "[ ] test it\n", 10000), "%s", seen.data);
+	HAS(seen.data, "task list of ");
+	buf_reset(&seen);
+	CHECK(write(in, "/notes\n", 7) == 7);
+	CHECKF(read_until(fd, &seen, ": build with make -j2\n", 10000), "%s",
+	    seen.data);
+	buf_reset(&seen);
+	turn(sock, "next", proj, code, sizeof(code), NULL);
+	CHECK_EQ_STR(code, "ok");
+	buf_reset(&want);
+	buf_printf(&want,
+	    "task list of %s, now:\ntasks ############............ 1/2\n"
+	    "[x] write the parser\n[~] test it\n",
+	    proj);
+	CHECKF(read_until(fd, &seen, want.data, 10000), "%s", seen.data);
+	buf_reset(&seen);
+	CHECK(write(in, "/todos\n", 7) == 7);
+	CHECKF(read_until(fd, &seen, "task list of ", 10000), "%s", seen.data);
+	HAS(seen.data, "[~] test it\n");
+	close(in);
+	CHECK(waitpid(client, &st, 0) == client);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	close(fd);
+	buf_free(&seen);
+	buf_free(&want);
+	tsd_close(&sock);
+	tsd_stop(pid);
+	mock_stop(&mk);
+}
+
 static const struct harness_test tests[] = {
     HT(notes_and_tasks_on_the_wire),
     HT(caps_and_refusals_on_the_wire),
     HT(no_project_keeps_nothing),
+    HT(client_commands_and_the_live_list),
 };
 
 HARNESS_MAIN(tests)
