@@ -243,7 +243,11 @@ notes_and_tasks_on_the_wire(void)
 	    "{'id': 't8', 'name': 'todo_write', 'input': {'todos': ["
 	    "{'text': 'read the code', 'state': 'done'},"
 	    "{'text': 'fix the bug', 'state': 'done'},"
-	    "{'text': 'update the docs', 'state': 'pending'}]}}]},"
+	    "{'text': 'update the docs', 'state': 'pending'}]}},"
+	    "{'id': 't9', 'name': 'remember', 'input': {'kind': 'fact', "
+	    "'text': 'tests run with make'}},"
+	    "{'id': 't10', 'name': 'forget', 'input': {'substring': "
+	    "'Tests run with make'}}]},"
 	    "{'text': 'on it.'}]}");
 	pid = start(home, &mk);
 	sock = attach(home);
@@ -350,6 +354,13 @@ notes_and_tasks_on_the_wire(void)
 	HAS(t, "Warnings:\n- nothing is in_progress while 1 task is pending");
 	HAS(json_string_value(json_object_get(last_part(b3), "text")),
 	    "[ ] update the docs\n");
+	/* forget: a note that is the substring goes alone, though another
+	 * contains it too. */
+	t = result(b3, "t10", &err);
+	CHECKF(
+	    strcmp(t, "Removed 1 note:\n- (fact) tests run with make\n") == 0 &&
+		!err,
+	    "%s", t);
 	HAS(todos.data, "EVENT\ntasks ################........ 2/3");
 	/* NOTES: ranked by hits (the command note found twice), then
 	 * newest. */
@@ -366,6 +377,12 @@ notes_and_tasks_on_the_wire(void)
 	CHECK_EQ_STR(msg_val_str(notes->u.a.items[0], "kind"), "command");
 	CHECK_EQ_INT(tsd_doc_int(notes->u.a.items[1], "hits"), 0);
 	CHECK_EQ_STR(msg_val_str(doc, "project"), proj);
+	msg_destroy(&r);
+	/* Asking counts no hit. */
+	r = notes_req(sock, proj, NULL);
+	CHECK(msg_get_map(r, "doc", &doc) == 0);
+	notes = msg_val_get(doc, "notes");
+	CHECK_EQ_INT(tsd_doc_int(notes->u.a.items[0], "hits"), 2);
 	msg_destroy(&r);
 	/* A directory inside the project is a project of its own. */
 	buf_reset(&want);
@@ -458,7 +475,11 @@ caps_and_refusals_on_the_wire(void)
 	    "like it'}},"
 	    "{'id': 'a11', 'name': 'remember', 'input': {'kind': 'fact', "
 	    "'text': 'x', 'when': 'now'}},"
-	    "{'id': 'a12', 'name': 'recall', 'input': {'terms': 7}}]},"
+	    "{'id': 'a12', 'name': 'recall', 'input': {'terms': 7}},"
+	    "{'id': 'a13', 'name': 'recall', 'input': {'terms': ['note', "
+	    "'ZZZ']}},"
+	    "{'id': 'a14', 'name': 'recall', 'input': {'terms': 'a b c d e f "
+	    "g h i j k l m n o p q'}}]},"
 	    "{'text': 'done.'}]}",
 	    many.data, big.data, big.data);
 	mock_start(&mk, script.data);
@@ -509,6 +530,11 @@ caps_and_refusals_on_the_wire(void)
 	HAS(t, "remember: unknown argument \"when\"");
 	t = result(b2, "a12", &err);
 	HAS(t, "recall: terms must be a string of words");
+	t = result(b2, "a13", &err);
+	HAS(t, "No note of this project holds every one of: note ZZZ");
+	t = result(b2, "a14", &err);
+	HAS(t, "recall: at most 16 words");
+	CHECK(err);
 	/* What is kept: 300 notes; recall's hits put its 15 first (less
 	 * the one forgotten), newest first, then the rest newest first. */
 	r = notes_req(sock, proj, "notes");
