@@ -888,7 +888,8 @@ notes_notes_doc(struct broker *b, const char *project, struct msg_val *doc)
 	rc = store_note_list(b->store, project, &v, &n, &nbad);
 	if (rc != 0)
 		return rc;
-	qsort(v, n, sizeof(*v), notes_rank);
+	if (n > 1)
+		qsort(v, n, sizeof(*v), notes_rank);
 	msg_val_set_str(doc, "project", project);
 	msg_val_set_int(doc, "count", (int64_t)n);
 	msg_val_set_int(doc, "max", STORE_NOTES_MAX);
