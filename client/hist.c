@@ -10,11 +10,11 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/sha256.h"
 #include "proto/xmalloc.h"
 
 #include "hist.h"
 #include "json_out.h"
-#include "sha256.h"
 
 /* hist_path - the history file of cwd under home; the caller frees it. */
 char *

@@ -2,7 +2,7 @@
 # binary links.
 
 PROTO_UTIL_SRCS := proto/log.c proto/xmalloc.c proto/buf.c proto/err.c \
-	proto/mono.c proto/path.c
+	proto/mono.c proto/path.c proto/sha256.c
 PROTO_UTIL_OBJS := $(PROTO_UTIL_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(PROTO_UTIL_OBJS)
 

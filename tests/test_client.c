@@ -19,7 +19,7 @@
 #include "client/hist.h"
 #include "client/json_out.h"
 #include "client/render.h"
-#include "client/sha256.h"
+#include "proto/sha256.h"
 #include "proto/buf.h"
 #include "proto/msg.h"
 #include "proto/zsock.h"
