@@ -10,6 +10,7 @@
  *	serve.c     what clients ask: hello, send, status, memory, zoom, ...
  *	compact.c   the compactor: jobs to model workers, results, failures
  *	turn.c      turns: the view, model calls, the broker's tools
+ *	notes.c     the project's notes and task list, the per-turn state
  *	provider.c  which provider serves turns and compactions, and keys
  *	prompt.c    the system prompt, the tools, the tasks
  *	request.c   requests laid out for the providers' prompt caches

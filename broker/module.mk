@@ -48,7 +48,8 @@ SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/supervise.c broker/zap.c broker/remote.c broker/secret.c \
 	broker/lograte.c \
 	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
-	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c
+	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c \
+	broker/notes.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
@@ -203,6 +204,16 @@ $(BUILD)/tests/test_e2e: $(BUILD)/tests/test_e2e.o $(BUILD)/tests/mock_util.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod $(BUILD)/shiro-model-worker \
 	$(BUILD)/shiro-plan $(BUILD)/shiro-store
+	$(link)
+# test_notes: remember, recall, forget, todo_write and the per-turn state
+# on the wire (shirod, the real model worker, the mock), and NOTES.
+TESTS += $(BUILD)/tests/test_notes
+OBJS += $(BUILD)/tests/test_notes.o
+$(BUILD)/tests/test_notes: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_notes: $(BUILD)/tests/test_notes.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro
 	$(link)
 # make bench: a turn's overhead (SEND to the request at the mock, shiro -p
 # against curl) and compaction throughput through shirod, 1 to 8 workers.

@@ -64,6 +64,9 @@ static const char prompt_text[] =
     "the names, paths, numbers and errors that matter, not only the "
     "conclusion.\n"
     "- Keep replies as short as the answer allows.\n"
+    "- A task of several steps: todo_write its steps and keep the list "
+    "current. What later turns should know about the project: remember "
+    "it.\n"
     "\n"
     "# Compactions\n"
     "\n"
@@ -102,6 +105,40 @@ static const struct prompt_tool prompt_tool_list[] = {
 	"{\"type\":\"object\",\"properties\":{\"id\":{\"type\":\"integer\","
 	"\"minimum\":0,\"description\":\"the message\"}},\"required\":"
 	"[\"id\"],\"additionalProperties\":false}"},
+    /* The project's notes and task list (notes.c). */
+    {"remember",
+	"Keep a note on this project (the user's working directory) for later "
+	"turns: one self-contained line of at most 400 characters. kind: fact "
+	"(how something is), decision (what was chosen and why), gotcha (a "
+	"trap), command (an invocation that works). The most used notes come "
+	"with every turn. Duplicates are refused; a project keeps 300.",
+	"{\"type\":\"object\",\"properties\":{\"kind\":{\"enum\":[\"fact\","
+	"\"decision\",\"gotcha\",\"command\"]},\"text\":{\"type\":"
+	"\"string\"}},\"required\":[\"kind\",\"text\"],"
+	"\"additionalProperties\":false}"},
+    {"recall",
+	"The project's notes that hold every word of terms, in any case: the "
+	"15 newest. Each one found counts as used.",
+	"{\"type\":\"object\",\"properties\":{\"terms\":{\"type\":"
+	"\"string\"}},\"required\":[\"terms\"],\"additionalProperties\":"
+	"false}"},
+    {"forget",
+	"Remove the project's notes that contain substring, for a note that "
+	"proved wrong or stale. Over 5 matches removes none.",
+	"{\"type\":\"object\",\"properties\":{\"substring\":{\"type\":"
+	"\"string\"}},\"required\":[\"substring\"],"
+	"\"additionalProperties\":false}"},
+    {"todo_write",
+	"Replace the project's task list with todos, the whole list in "
+	"order; it is shown to you at every step. Keep one task in_progress; "
+	"a blocked one says in note what blocks it.",
+	"{\"type\":\"object\",\"properties\":{\"todos\":{\"type\":"
+	"\"array\",\"items\":{\"type\":\"object\",\"properties\":{"
+	"\"text\":{\"type\":\"string\"},\"state\":{\"enum\":[\"pending\","
+	"\"in_progress\",\"done\",\"blocked\"]},\"note\":{\"type\":"
+	"\"string\"}},\"required\":[\"text\",\"state\"],"
+	"\"additionalProperties\":false}}},\"required\":[\"todos\"],"
+	"\"additionalProperties\":false}"},
 };
 
 /* prompt_system - the system prompt (static). */

@@ -21,6 +21,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "notes.h"
 #include "out.h"
 #include "provider.h"
 
@@ -241,11 +242,13 @@ static void
 serve_turn(struct broker *b, const struct serve_send *s, uint64_t id,
     struct plan_line *pinned, size_t npinned, uint64_t now)
 {
-	const char *text = "";
+	const char *text = "", *cwd = NULL;
 	size_t len = 0;
 
 	(void)msg_get_str(s->m, "text", &text, &len);
-	turn_asked(b, &s->from, s->rid, id, text, len, pinned, npinned, now);
+	(void)msg_get_str(s->m, "cwd", &cwd, NULL);
+	turn_asked(
+	    b, &s->from, s->rid, id, text, len, cwd, pinned, npinned, now);
 }
 
 /* serve_append_own - log what shirod itself writes (see broker.h). */
@@ -892,6 +895,9 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		if (!b->stopping)
 			b->stop_why = "shiro stop";
 		b->stopping = 1;
+		break;
+	case MSG_NOTES:
+		notes_serve(b, from, m, rid);
 		break;
 	case MSG_PING:
 		r = msg_new(MSG_PONG);

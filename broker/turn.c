@@ -21,6 +21,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "notes.h"
 #include "out.h"
 #include "provider.h"
 #include "request.h"
@@ -100,6 +101,7 @@ struct turn {
 	struct buf reply; /* the text of every step */
 	struct usage_tokens usage;
 	const char *stop;
+	struct notes_turn *notes; /* its project's notes and tasks (notes.c) */
 };
 
 /* turn_handed_free - release a list of handed messages. */
@@ -140,6 +142,7 @@ turn_destroy(struct turn **tp)
 	turn_handed_free(t->early, t->nearly);
 	turn_handed_free(t->handed, t->nhanded);
 	request_view_free(&t->view);
+	notes_turn_destroy(&t->notes);
 	buf_free(&t->reply);
 	free(t->askers);
 	free(t->pinned);
@@ -410,14 +413,16 @@ turn_render(struct broker *b, struct turn *t)
 	return rc;
 }
 
-/* turn_tail - the first message's last part: the view's end, the Turn:
- * line and the message whole (rules 49, 51, D11). */
+/* turn_tail - the first message's last part: the view's end, the
+ * per-turn state, the Turn: line and the message whole (rules 49, 51,
+ * D11). */
 static void
 turn_tail(const struct turn *t, struct buf *out)
 {
 	size_t k;
 
 	buf_adds(out, "</chat>\n\n");
+	notes_turn_state(t->notes, out);
 	prompt_turn_line(out);
 	buf_addc(out, '\n');
 	buf_add(out, t->text, t->len);
@@ -507,6 +512,8 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 	 * well within the lookback).  With the system's, the view's and the
 	 * lookback's that makes four at most. */
 	msg_val_set_bool(last, "cache", true);
+	/* After the mark: the task list as todo_write changed it. */
+	notes_turn_tail(t->notes, msgs);
 	/* The gate's keys: the same prefixes the compactions mark, mixed
 	 * with provider and model (each has its own cache). */
 	*nkeys = 0;
@@ -611,8 +618,8 @@ turn_begin_calls(struct broker *b, uint64_t now, int settled)
 /* turn_asked - a SEND asked for a turn (see turn.h). */
 void
 turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
-    uint64_t id, const char *text, size_t len, const struct plan_line *pinned,
-    size_t npinned, uint64_t now)
+    uint64_t id, const char *text, size_t len, const char *cwd,
+    const struct plan_line *pinned, size_t npinned, uint64_t now)
 {
 	struct turn *t = b->turn;
 	struct turn_asker *a;
@@ -661,6 +668,7 @@ turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
 	t->text[len] = '\0';
 	t->len = len;
 	t->deadline = now + b->cfg.memory.settle_ms;
+	t->notes = notes_turn_new(b, cwd);
 	b->turn = t;
 	b->nturns = 1;
 	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
@@ -961,6 +969,40 @@ turn_date(struct broker *b, json_t *in, struct buf *text, struct turn_out *out)
 	return 0;
 }
 
+/* turn_remember, turn_recall, turn_forget, turn_todo_write - the
+ * project's notes and task list (notes.c). */
+static int
+turn_remember(
+    struct broker *b, json_t *in, struct buf *text, struct turn_out *out)
+{
+	(void)out;
+	return notes_remember(b->turn->notes, in, text);
+}
+
+static int
+turn_recall(
+    struct broker *b, json_t *in, struct buf *text, struct turn_out *out)
+{
+	(void)out;
+	return notes_recall(b->turn->notes, in, text);
+}
+
+static int
+turn_forget(
+    struct broker *b, json_t *in, struct buf *text, struct turn_out *out)
+{
+	(void)out;
+	return notes_forget(b->turn->notes, in, text);
+}
+
+static int
+turn_todo_write(
+    struct broker *b, json_t *in, struct buf *text, struct turn_out *out)
+{
+	(void)out;
+	return notes_todo_write(b->turn->notes, in, text);
+}
+
 /* The tools the broker serves itself, by name. */
 static const struct {
 	const char *name;
@@ -969,6 +1011,10 @@ static const struct {
 } turn_tools[] = {
     {"zoom", turn_zoom},
     {"date", turn_date},
+    {"remember", turn_remember},
+    {"recall", turn_recall},
+    {"forget", turn_forget},
+    {"todo_write", turn_todo_write},
 };
 
 /* turn_call_tool - serve one tool_use part into out; log and show it. */
@@ -993,8 +1039,8 @@ turn_call_tool(struct broker *b, struct turn *t, const struct msg_val *part,
 			break;
 	if (k == sizeof(turn_tools) / sizeof(turn_tools[0]))
 		buf_printf(&text,
-		    "there is no tool %.100s; the tools are "
-		    "zoom and date",
+		    "there is no tool %.100s; the tools are zoom, date, "
+		    "remember, recall, forget and todo_write",
 		    name);
 	else if (in == NULL || !json_is_object(in))
 		buf_printf(&text, "%s: its input is not a JSON object (%.200s)",

@@ -41,13 +41,14 @@ struct pool_worker;
 
 /*
  * turn_asked - SEND rid from client `from` logged message id (and the
- * pages after it, text whole) with turn set.  pinned is the view before
- * it.  A running turn gets the message handed in; otherwise a turn
- * starts.
+ * pages after it, text whole) with turn set, from the working directory
+ * cwd (NULL: none).  pinned is the view before it.  A running turn gets
+ * the message handed in; otherwise a turn starts, with cwd's project
+ * (notes.h).
  */
 void turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
-    uint64_t id, const char *text, size_t len, const struct plan_line *pinned,
-    size_t npinned, uint64_t now);
+    uint64_t id, const char *text, size_t len, const char *cwd,
+    const struct plan_line *pinned, size_t npinned, uint64_t now);
 
 /* turn_tick - advance the turn: a view that settled, a deadline that
  * passed, a call that waits for a worker. */

@@ -20,6 +20,7 @@
 #include "daemon.h"
 #include "edit.h"
 #include "hist.h"
+#include "project.h"
 #include "render.h"
 
 /* How long the session tries to get its daemon back before it gives up,
@@ -66,6 +67,8 @@ static const char attach_help[] =
     "  /memory zoom ID N  what node ID+N covers (N = 1: the message)\n"
     "  /status            the daemon's state\n"
     "  /log [N]           the chat's last N messages\n"
+    "  /notes             the agent's notes on this directory's project\n"
+    "  /todos             its task list (shown here whenever it changes)\n"
     "  /help              this list\n"
     "  /exit              leave (the daemon keeps running; Ctrl-D too)\n";
 
@@ -181,6 +184,11 @@ attach_event(void *arg, const struct msg *m)
 	(void)msg_get_str(m, "code", &code, NULL);
 	if (strcmp(name, "notice") == 0 && strcmp(code, "stopping") == 0)
 		a->stopped = 1;
+	/* The task list, above the input, each time a turn changes it. */
+	if (project_live(&b, m) == 0) {
+		attach_say(a, b.data);
+		goto out;
+	}
 	/* A new message or node changes the view's size: ask soon. */
 	if (strcmp(name, "message") == 0 || strcmp(name, "node") == 0)
 		a->size_stale = 1;
@@ -537,6 +545,31 @@ out:
 	msg_destroy(&ans);
 }
 
+/* attach_todos - show the project's task list, when it has one, as the
+ * session begins. */
+static void
+attach_todos(struct attach *a)
+{
+	struct msg *req = cmd_new_notes("todos"), *ans = NULL;
+	const struct msg_val *doc = NULL;
+	struct buf b = BUF_INIT;
+	int64_t total = 0;
+
+	if (req == NULL || a->c == NULL)
+		goto out;
+	if (conn_request(a->c, req, ATTACH_SIZE_TIMEOUT_MS, cmd_stop_flag(),
+		&ans) == 0 &&
+	    msg_type(ans) == MSG_REPLY && msg_get_map(ans, "doc", &doc) == 0 &&
+	    msg_val_int(doc, "total", &total) == 0 && total > 0) {
+		project_render(&b, doc);
+		attach_say(a, b.data);
+	}
+out:
+	buf_free(&b);
+	msg_destroy(&req);
+	msg_destroy(&ans);
+}
+
 /* attach_parse_uint - a decimal number; 0 or -1. */
 static int
 attach_parse_uint(const char *s, uint64_t *vp)
@@ -584,6 +617,14 @@ attach_command(struct attach *a, char *line)
 		attach_say(a,
 		    "shiro: use /memory, or /memory zoom ID N with N "
 		    "a power of two and ID a multiple of N");
+	} else if ((strcmp(words[0], "/notes") == 0 ||
+		       strcmp(words[0], "/todos") == 0) &&
+	    nw == 1) {
+		req = cmd_new_notes(words[0] + 1);
+		if (req == NULL)
+			attach_say(a,
+			    "shiro: the working directory cannot be "
+			    "read, and it names the project");
 	} else if (strcmp(words[0], "/log") == 0 && nw <= 2) {
 		req = msg_new(MSG_LOG);
 		if (nw == 2 && attach_parse_uint(words[1], &n) == 0)
@@ -738,6 +779,7 @@ attach_run(struct shiro *s)
 	    "commands",
 	    (int)a.c->daemon_pid, s->home);
 	attach_say(&a, banner);
+	attach_todos(&a);
 	/* The first status line. */
 	a.size_stale = 1;
 	attach_refresh_size(&a);

@@ -333,6 +333,24 @@ cmd_new_send(const char *kind, const char *text, int turn, const char *key)
 	return m;
 }
 
+/* cmd_new_notes - a NOTES for the working directory (see cmd.h). */
+struct msg *
+cmd_new_notes(const char *what)
+{
+	struct msg *m;
+	char *cwd = cmd_cwd();
+
+	if (cwd == NULL || strlen(cwd) > 4096) {
+		free(cwd);
+		return NULL;
+	}
+	m = msg_new(MSG_NOTES);
+	msg_set_str(m, "cwd", cwd);
+	msg_set_str(m, "what", what);
+	free(cwd);
+	return m;
+}
+
 /* cmd_wait_gone - wait (bounded) until the stopped daemon pid exits. */
 static int
 cmd_wait_gone(pid_t pid)
@@ -476,7 +494,8 @@ out:
 	return rc;
 }
 
-/* cmd_query - status, memory, zoom, log or stop (see cmd.h). */
+/* cmd_query - status, memory, zoom, log, notes, todos or stop (see
+ * cmd.h). */
 int
 cmd_query(const struct shiro *s, const struct cmd_query *q)
 {
@@ -486,7 +505,14 @@ cmd_query(const struct shiro *s, const struct cmd_query *q)
 	struct json_out j;
 	int rc;
 
-	req = msg_new(q->type);
+	req = q->type == MSG_NOTES ? cmd_new_notes(q->what) : msg_new(q->type);
+	if (req == NULL) {
+		fprintf(stderr,
+		    "shiro %s: the working directory cannot be read, and it "
+		    "names the project\n",
+		    q->what);
+		return SHIRO_EXIT_FAIL;
+	}
 	if (q->type == MSG_ZOOM) {
 		msg_set_int(req, "id", (int64_t)q->id);
 		msg_set_int(req, "n", (int64_t)q->n);
@@ -497,7 +523,8 @@ cmd_query(const struct shiro *s, const struct cmd_query *q)
 	 * they answer the same whether or not one ran; status and stop are
 	 * about the daemon itself and never start one. */
 	rc = cmd_ask(s,
-	    q->type == MSG_MEMORY || q->type == MSG_ZOOM || q->type == MSG_LOG,
+	    q->type == MSG_MEMORY || q->type == MSG_ZOOM ||
+		q->type == MSG_LOG || q->type == MSG_NOTES,
 	    &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;

@@ -1,6 +1,7 @@
 /*
  * cmd.h - the commands that talk to shirod once and exit: send, status,
- * memory, zoom, log, stop, and the headless turn (shiro -p).
+ * memory, zoom, log, notes, todos, stop, and the headless turn
+ * (shiro -p).
  *
  * Each returns the process's exit code (enum shiro_exit) after printing
  * its result on stdout, or on stderr what went wrong and what to do.
@@ -17,10 +18,12 @@
 /* A request of the query commands. */
 struct cmd_query {
 	enum msg_type
-	    type; /* MSG_STATUS, MSG_MEMORY, MSG_ZOOM, MSG_LOG, MSG_STOP */
+	    type; /* MSG_STATUS, MSG_MEMORY, MSG_ZOOM, MSG_LOG, MSG_NOTES,
+		   * MSG_STOP */
 	uint64_t id, n; /* ZOOM */
 	uint64_t tail; /* LOG, when has_tail */
 	int has_tail;
+	const char *what; /* NOTES: "notes" or "todos" */
 };
 
 /*
@@ -38,6 +41,10 @@ int cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
  * turn asks for a turn; key is its idempotency key (NULL: a fresh one). */
 struct msg *cmd_new_send(
     const char *kind, const char *text, int turn, const char *key);
+
+/* cmd_new_notes - a NOTES asking for what ("notes" or "todos") of the
+ * working directory's project, or NULL when it cannot be read. */
+struct msg *cmd_new_notes(const char *what);
 
 /* cmd_key - a fresh idempotency key for a SEND (caller frees). */
 char *cmd_key(void);
@@ -63,7 +70,8 @@ int cmd_check_text(
 /* cmd_send - append text as kind without a turn; prints its id. */
 int cmd_send(const struct shiro *s, const char *kind, const char *text);
 
-/* cmd_query - status, memory, zoom, log or stop: print the answer. */
+/* cmd_query - status, memory, zoom, log, notes, todos or stop: print
+ * the answer. */
 int cmd_query(const struct shiro *s, const struct cmd_query *q);
 
 /* cmd_print - the headless turn: send text, print the reply. */

@@ -6,6 +6,7 @@
 #include "proto/utf8.h"
 
 #include "json_out.h"
+#include "project.h"
 #include "render.h"
 
 /* render_escape - s with every control shown as text (see render.h). */
@@ -440,6 +441,9 @@ render_reply(struct buf *out, enum msg_type req, const struct msg_val *doc)
 		break;
 	case MSG_LOG:
 		render_log(out, doc);
+		break;
+	case MSG_NOTES:
+		project_render(out, doc);
 		break;
 	case MSG_STATUS:
 		render_doc_except(out, doc, "usage");

@@ -76,6 +76,8 @@ static const char shiro_help[] =
     "  memory    the status and every line of the view; memory zoom ID N\n"
     "  zoom      the messages or summaries under node ID+N\n"
     "  log       the chat's latest messages\n"
+    "  notes     the agent's notes on this project (the current directory)\n"
+    "  todos     the agent's task list for this project\n"
     "  stop      stop the daemon\n"
     "  attach    attach to the chat here, or to a shirod on another "
     "machine\n"
@@ -450,7 +452,8 @@ shiro_run_send(struct shiro *s, int argc, char **argv)
 	return rc;
 }
 
-/* shiro_run_simple - status and stop: a request without arguments. */
+/* shiro_run_simple - status, stop, notes and todos: a request without
+ * arguments. */
 static int
 shiro_run_simple(struct shiro *s, int argc, char **argv)
 {
@@ -460,6 +463,11 @@ shiro_run_simple(struct shiro *s, int argc, char **argv)
 
 	if (strcmp(cmd->name, "stop") == 0)
 		q.type = MSG_STOP;
+	if (strcmp(cmd->name, "notes") == 0 ||
+	    strcmp(cmd->name, "todos") == 0) {
+		q.type = MSG_NOTES;
+		q.what = cmd->name;
+	}
 	rc = shiro_parse(s, cmd, argc, argv, NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
@@ -897,6 +905,17 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"last N with --tail; by default as many as the daemon gives).\n"
 	"--json prints one JSON object.  Starts shirod when none runs\n"
 	"(unless --no-start), as send does.\n"},
+    {"notes", SHIRO_DAEMON_CMD(shiro_run_simple), "notes [--json]",
+	"Prints the notes the agent keeps on this project (the current\n"
+	"directory): kind, hits, date and text, the most used first, as the\n"
+	"turns rank them (the first 20 go with every turn).  --json prints\n"
+	"the daemon's document as one JSON object.  Starts shirod when none\n"
+	"runs (unless --no-start), as send does.\n"},
+    {"todos", SHIRO_DAEMON_CMD(shiro_run_simple), "todos [--json]",
+	"Prints the agent's task list for this project (the current\n"
+	"directory) with its progress bar, as the model sees it.  --json\n"
+	"prints the daemon's document as one JSON object.  Starts shirod\n"
+	"when none runs (unless --no-start), as send does.\n"},
     {"stop", SHIRO_DAEMON_CMD(shiro_run_simple), "stop [--json]",
 	"Asks the daemon to stop: it finishes writing, closes the store and\n"
 	"exits.  Attached clients are told.  Never starts shirod.\n"},

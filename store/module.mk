@@ -18,3 +18,11 @@ $(BUILD)/tests/test_store: $(BUILD)/tests/test_store.o $(HARNESS_OBJ) \
 		$(STORE_LIB) $(UTIL_LIB)
 	$(link)
 $(BUILD)/tests/test_store: LDLIBS += $(STORE_LDLIBS)
+
+# test_store_notes: each project's notes and task list (store_kv.c).
+OBJS += $(BUILD)/tests/test_store_notes.o
+TESTS += $(BUILD)/tests/test_store_notes
+$(BUILD)/tests/test_store_notes: $(BUILD)/tests/test_store_notes.o \
+		$(HARNESS_OBJ) $(STORE_LIB) $(UTIL_LIB)
+	$(link)
+$(BUILD)/tests/test_store_notes: LDLIBS += $(STORE_LDLIBS)

@@ -52,9 +52,8 @@
 #define STORE_NODE_MAX 512
 /* The deepest level a node can have (i << l must fit in 64 bits). */
 #define STORE_LEVEL_MAX 63
-/* The largest note or todo key and value, in bytes. */
+/* The largest key of a meta record, in bytes. */
 #define STORE_KV_KEY_MAX 511
-#define STORE_KV_VALUE_MAX (1024 * 1024)
 /* The schema version this code writes (meta "schema"). */
 #define STORE_SCHEMA 1
 
@@ -465,31 +464,119 @@ int store_view_save(struct store *s, const struct store_line *lines, size_t n);
  */
 int store_view_load(struct store *s, struct store_line **linesp, size_t *np);
 
-/* ---- Notes and todos ---- */
+/* ---- Project notes and task lists ---- */
 
-enum store_kv {
-	STORE_KV_NOTES = 0,
-	STORE_KV_TODOS = 1,
+/*
+ * A project is a workspace root, an absolute path of at most
+ * STORE_PROJECT_MAX bytes of UTF-8.  Its records are keyed by the first
+ * 16 bytes of the path's SHA-256, and each keeps the path: one whose
+ * path is another is reported -SHIRO_ERR_CORRUPT, never mixed in.
+ * Every text is one line: UTF-8 without control characters.
+ */
+#define STORE_PROJECT_MAX 4096
+#define STORE_NOTES_MAX 300 /* notes per project */
+#define STORE_NOTE_CHARS 400 /* characters of a note */
+#define STORE_TODOS_MAX 50 /* tasks in a list */
+#define STORE_TODO_CHARS 300 /* characters of a task's text, of its note */
+
+enum store_note_kind {
+	STORE_NOTE_FACT = 0,
+	STORE_NOTE_DECISION = 1,
+	STORE_NOTE_GOTCHA = 2,
+	STORE_NOTE_COMMAND = 3,
+};
+#define STORE_NOTE_KINDS 4
+
+/* One note of a project. */
+struct store_note {
+	uint64_t seq; /* its number in the project: later notes, higher */
+	enum store_note_kind kind;
+	uint64_t hits; /* how often a recall found it */
+	int64_t date_ms; /* when it was kept (the caller's clock) */
+	char *text; /* NUL-terminated */
+	size_t len;
 };
 
-/* store_kv_put - set key to the value (replacing one), durably.
- * Returns -SHIRO_ERR_INVAL (empty key), -SHIRO_ERR_TOOBIG. */
-int store_kv_put(struct store *s, enum store_kv db, const char *key,
-    const void *val, size_t len);
+/* store_note_kind_name - "fact", "decision", "gotcha", "command". */
+const char *store_note_kind_name(enum store_note_kind k);
 
-/* store_kv_get - a copy of key's value (NUL-terminated, caller frees).
- * Returns -SHIRO_ERR_NOENT. */
-int store_kv_get(struct store *s, enum store_kv db, const char *key,
-    char **valp, size_t *lenp);
+/* store_note_kind_parse - the kind of that name, or -1. */
+int store_note_kind_parse(const char *name);
 
-/* store_kv_del - remove key durably.  Returns -SHIRO_ERR_NOENT. */
-int store_kv_del(struct store *s, enum store_kv db, const char *key);
+/*
+ * store_note_add - keep a note of project, durably, numbered after its
+ * last one (*seqp).  Returns -SHIRO_ERR_INVAL (the path, the kind, a
+ * text that is not one line of 1 to STORE_NOTE_CHARS characters),
+ * -SHIRO_ERR_EXIST when a note has the same text but for the case of
+ * ASCII letters (*seqp is that note's), -SHIRO_ERR_NOSPC when the
+ * project has STORE_NOTES_MAX notes, -SHIRO_ERR_CORRUPT (see above).
+ */
+int store_note_add(struct store *s, const char *project,
+    enum store_note_kind kind, const char *text, size_t len, int64_t date_ms,
+    uint64_t *seqp);
 
-/* store_kv_iter - call fn for every key in byte order; key and val are
- * borrowed for the call.  fn returns non-zero to stop (returned). */
-int store_kv_iter(struct store *s, enum store_kv db,
-    int (*fn)(void *arg, const char *key, const void *val, size_t len),
-    void *arg);
+/*
+ * store_note_list - every note of project, oldest first, in *vp (free it
+ * with store_notes_free); none is not an error.  A record that does not
+ * read is left where it is and counted in *nbadp (may be NULL).
+ */
+int store_note_list(struct store *s, const char *project,
+    struct store_note **vp, size_t *np, size_t *nbadp);
+
+/* store_note_hit - add one to the hits of each note seqs[0..n) in one
+ * durable commit; a number with no note is skipped. */
+int store_note_hit(
+    struct store *s, const char *project, const uint64_t *seqs, size_t n);
+
+/* store_note_del - remove the notes seqs[0..n) in one durable commit;
+ * how many there were in *ndelp (may be NULL). */
+int store_note_del(struct store *s, const char *project, const uint64_t *seqs,
+    size_t n, size_t *ndelp);
+
+/* store_notes_free - release what store_note_list returned. */
+void store_notes_free(struct store_note *v, size_t n);
+
+enum store_todo_state {
+	STORE_TODO_PENDING = 0,
+	STORE_TODO_IN_PROGRESS = 1,
+	STORE_TODO_DONE = 2,
+	STORE_TODO_BLOCKED = 3,
+};
+#define STORE_TODO_STATES 4
+
+/* One task of a list. */
+struct store_todo {
+	enum store_todo_state state;
+	char *text;
+	char *note; /* "" or NULL when there is none */
+};
+
+/* store_todo_state_name - "pending", "in_progress", "done", "blocked". */
+const char *store_todo_state_name(enum store_todo_state st);
+
+/* store_todo_state_parse - the state of that name, or -1. */
+int store_todo_state_parse(const char *name);
+
+/*
+ * store_todo_put - replace project's task list with v[0..n), durably;
+ * n == 0 removes it.  Returns -SHIRO_ERR_INVAL (the path, a state, a
+ * text that is not one line of 1 to STORE_TODO_CHARS characters, a note
+ * of more), -SHIRO_ERR_TOOBIG for more than STORE_TODOS_MAX tasks.
+ */
+int store_todo_put(
+    struct store *s, const char *project, const struct store_todo *v, size_t n);
+
+/*
+ * store_todo_get - project's task list in *vp (free it with
+ * store_todos_free; each note is "" when it has none); none is 0 with *np
+ * 0.  -SHIRO_ERR_CORRUPT when the record does not read (it is left as
+ * it is: the next store_todo_put replaces it).
+ */
+int store_todo_get(
+    struct store *s, const char *project, struct store_todo **vp, size_t *np);
+
+/* store_todos_free - release what store_todo_get returned. */
+void store_todos_free(struct store_todo *v, size_t n);
 
 /* ---- Usage (tokens per provider and model) ---- */
 

@@ -30,7 +30,7 @@ run_rc() {
 
 # Every command answers --help (and 'help CMD') with its usage, exit 0.
 bad=""
-for c in send status memory zoom log stop fsck export import run doctor tool help; do
+for c in send status memory zoom log notes todos stop fsck export import run doctor tool help; do
 	run_rc "$shiro" "$c" --help
 	if [ $rc -ne 0 ] || ! grep -q "^usage: shiro $c" "$tmp/out"; then bad="$bad $c(--help rc=$rc)"; fi
 	run_rc "$shiro" help "$c"

@@ -74,55 +74,37 @@ e2e_attach(const char *home)
 	return sock;
 }
 
+/* e2e_thinking - add a thinking event's text to the buffer arg. */
+static void
+e2e_thinking(void *arg, const struct msg *ev)
+{
+	const char *name = "", *t = "";
+
+	(void)msg_get_str(ev, "ev", &name, NULL);
+	(void)msg_get_str(ev, "text", &t, NULL);
+	if (arg != NULL && strcmp(name, "thinking") == 0)
+		buf_adds(arg, t);
+}
+
 /* e2e_turn - SEND text as a turn and wait for its done (or ERROR):
  * the code, the reply (malloc'd, may be NULL) and the thinking seen. */
 static void
 e2e_turn(void *sock, const char *text, char *code, size_t codelen,
     char **replyp, struct buf *thinking)
 {
-	struct msg *m = msg_new(MSG_SEND), *r;
-	const char *ev, *t;
-	uint64_t id = 0, eid, end;
+	struct msg *done;
+	const char *t = "";
 
 	*replyp = NULL;
-	code[0] = '\0';
-	msg_set_str(m, "text", text);
-	msg_set_str(m, "kind", "user");
-	msg_set_bool(m, "turn", true);
-	r = tsd_call(sock, m, 5000, NULL);
-	CHECK(r != NULL && msg_type(r) == MSG_ACK);
-	CHECK(msg_get_uint(r, "id", &id) == 0);
-	msg_destroy(&r);
-	msg_destroy(&m);
-	end = tsd_now_ms() + 30000;
-	while (tsd_now_ms() < end) {
-		r = tsd_recv(sock, (long)(end - tsd_now_ms()));
-		if (r == NULL)
-			break;
-		if (msg_type(r) == MSG_ERROR) {
-			(void)msg_get_str(r, "code", &t, NULL);
-			snprintf(code, codelen, "%s", t);
-			msg_destroy(&r);
-			return;
-		}
-		if (msg_type(r) == MSG_EVENT &&
-		    msg_get_str(r, "ev", &ev, NULL) == 0) {
-			t = "";
-			(void)msg_get_str(r, "text", &t, NULL);
-			if (strcmp(ev, "thinking") == 0 && thinking != NULL)
-				buf_adds(thinking, t);
-			if (strcmp(ev, "done") == 0 &&
-			    msg_get_uint(r, "id", &eid) == 0 && eid == id) {
-				(void)msg_get_str(r, "code", &ev, NULL);
-				snprintf(code, codelen, "%s", ev);
-				*replyp = xstrdup(t);
-				msg_destroy(&r);
-				return;
-			}
-		}
-		msg_destroy(&r);
-	}
-	CHECKF(0, "the turn of \"%.40s\" did not end", text);
+	done =
+	    tsd_turn(sock, text, NULL, code, codelen, e2e_thinking, thinking);
+	CHECKF(strcmp(code, "no end") != 0 && strcmp(code, "no ack") != 0,
+	    "the turn of \"%.40s\" did not end (%s)", text, code);
+	if (done == NULL)
+		return;
+	(void)msg_get_str(done, "text", &t, NULL);
+	*replyp = xstrdup(t);
+	msg_destroy(&done);
 }
 
 /* last_user_text - the text of the last part of the first message. */

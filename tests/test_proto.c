@@ -101,6 +101,11 @@ example(int number)
 	case MSG_BYE:
 		msg_set_int(m, "rid", 6);
 		break;
+	case MSG_NOTES:
+		msg_set_int(m, "rid", 7);
+		msg_set_str(m, "cwd", "/home/me/src");
+		msg_set_str(m, "what", "todos");
+		break;
 	case MSG_WELCOME:
 		msg_set_int(m, "rid", 1);
 		msg_set_int(m, "seq", 100);

@@ -543,3 +543,57 @@ tsd_kill9(pid_t pid)
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 }
+
+/* tsd_turn - SEND text as a turn and wait for its end (see the header). */
+struct msg *
+tsd_turn(void *sock, const char *text, const char *cwd, char *code,
+    size_t codelen, void (*on_event)(void *arg, const struct msg *ev),
+    void *arg)
+{
+	struct msg *m = msg_new(MSG_SEND), *r;
+	const char *ev, *t;
+	uint64_t id = 0, eid, end;
+
+	code[0] = '\0';
+	msg_set_str(m, "text", text);
+	msg_set_str(m, "kind", "user");
+	msg_set_bool(m, "turn", true);
+	if (cwd != NULL)
+		msg_set_str(m, "cwd", cwd);
+	r = tsd_call(sock, m, 5000, NULL);
+	msg_destroy(&m);
+	if (r == NULL || msg_type(r) != MSG_ACK ||
+	    msg_get_uint(r, "id", &id) != 0) {
+		snprintf(code, codelen, "no ack");
+		msg_destroy(&r);
+		return NULL;
+	}
+	msg_destroy(&r);
+	end = tsd_now_ms() + 30000;
+	while (tsd_now_ms() < end) {
+		r = tsd_recv(sock, (long)(end - tsd_now_ms()));
+		if (r == NULL)
+			break;
+		if (msg_type(r) == MSG_ERROR) {
+			t = "error";
+			(void)msg_get_str(r, "code", &t, NULL);
+			snprintf(code, codelen, "%s", t);
+			msg_destroy(&r);
+			return NULL;
+		}
+		if (msg_type(r) == MSG_EVENT &&
+		    msg_get_str(r, "ev", &ev, NULL) == 0 &&
+		    strcmp(ev, "done") == 0 &&
+		    msg_get_uint(r, "id", &eid) == 0 && eid == id) {
+			t = "";
+			(void)msg_get_str(r, "code", &t, NULL);
+			snprintf(code, codelen, "%s", t);
+			return r;
+		}
+		if (msg_type(r) == MSG_EVENT && on_event != NULL)
+			on_event(arg, r);
+		msg_destroy(&r);
+	}
+	snprintf(code, codelen, "no end");
+	return NULL;
+}

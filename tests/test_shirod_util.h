@@ -114,6 +114,17 @@ int tsd_settle(void *sock, long timeout_ms, struct tsd_events *ev);
 /* tsd_view - the view as "l:i l:i ..." from MEMORY (malloc'd), or NULL. */
 char *tsd_view(void *sock);
 
+/*
+ * tsd_turn - SEND text as a turn (from working directory cwd; NULL:
+ * none) on an attached sock and wait up to 30 s for its end.  Returns
+ * the turn's `done` event (caller destroys) with its code in code, or
+ * NULL with code the ERROR's code, "no ack" or "no end".  Every other
+ * event on the way goes to on_event (may be NULL).
+ */
+struct msg *tsd_turn(void *sock, const char *text, const char *cwd, char *code,
+    size_t codelen, void (*on_event)(void *arg, const struct msg *ev),
+    void *arg);
+
 /* tsd_now_ms - a monotonic clock. */
 uint64_t tsd_now_ms(void);
 

@@ -786,49 +786,6 @@ the_view_saves_atomically_and_loads_back(void)
 	free(path);
 }
 
-/* kv_count - store_kv_iter callback counting keys into a buffer. */
-static int
-kv_list(void *arg, const char *key, const void *val, size_t len)
-{
-	buf_printf(arg, "%s=%.*s;", key, (int)len, (const char *)val);
-	return 0;
-}
-
-/* Notes and todos: put, get, list in key order, delete; durable. */
-static void
-notes_and_todos_put_get_list_delete(void)
-{
-	const char *home = harness_tmpdir();
-	struct buf out = BUF_INIT;
-	struct store *s;
-	char *v;
-	size_t len;
-
-	s = open_home(home);
-	CHECK_EQ_INT(store_kv_put(s, STORE_KV_NOTES, "b", "two", 3), 0);
-	CHECK_EQ_INT(store_kv_put(s, STORE_KV_NOTES, "a", "one", 3), 0);
-	CHECK_EQ_INT(store_kv_put(s, STORE_KV_NOTES, "a", "uno", 3), 0);
-	CHECK_EQ_INT(store_kv_put(s, STORE_KV_TODOS, "t1", "do it", 5), 0);
-	CHECK_EQ_INT(
-	    store_kv_put(s, STORE_KV_NOTES, "", "x", 1), -SHIRO_ERR_INVAL);
-	store_close(&s);
-	s = open_home(home);
-	CHECK_EQ_INT(store_kv_get(s, STORE_KV_NOTES, "a", &v, &len), 0);
-	CHECK_EQ_STR(v, "uno");
-	free(v);
-	CHECK_EQ_INT(store_kv_iter(s, STORE_KV_NOTES, kv_list, &out), 0);
-	CHECK_EQ_STR(out.data, "a=uno;b=two;");
-	CHECK_EQ_INT(store_kv_del(s, STORE_KV_NOTES, "a"), 0);
-	CHECK_EQ_INT(store_kv_del(s, STORE_KV_NOTES, "a"), -SHIRO_ERR_NOENT);
-	CHECK_EQ_INT(
-	    store_kv_get(s, STORE_KV_NOTES, "a", &v, &len), -SHIRO_ERR_NOENT);
-	buf_reset(&out);
-	CHECK_EQ_INT(store_kv_iter(s, STORE_KV_TODOS, kv_list, &out), 0);
-	CHECK_EQ_STR(out.data, "t1=do it;");
-	store_close(&s);
-	buf_free(&out);
-}
-
 /* A tool's output keeps head and tail, 30,000 characters, and says how
  * much was cut; short output is unchanged. */
 static void
@@ -1231,7 +1188,6 @@ static const struct harness_test tests[] = {
     HT(merge_records_append_and_read_back_in_order),
     HT(merge_records_keep_any_order_exactly),
     HT(the_view_saves_atomically_and_loads_back),
-    HT(notes_and_todos_put_get_list_delete),
     HT(tool_output_is_clipped_to_head_and_tail),
     HT(long_text_splits_into_pages_that_join_back),
     HT(long_messages_are_logged_as_several),
