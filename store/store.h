@@ -41,7 +41,8 @@
 
 /* The largest text a non-tool message may have: longer text is split. */
 #define STORE_PAGE 30000
-/* A tool's output is clipped to this many characters, head and tail. */
+/* A tool call (kind tool) and a tool's result (kind echo) are clipped to
+ * this many characters, head and tail (rule 9): store_kind_clipped. */
 #define STORE_TOOL_CHARS 30000
 /* The hard limit on any message's text, in bytes (a clipped tool output
  * of 4-byte characters plus its marker fits). */
@@ -159,7 +160,7 @@ struct store_msg_in {
  * The line is written with one write() and fsync()ed before this
  * returns 0: a returned id is durable.  If key is already logged, *idp is
  * the id it got then and nothing is written.  text must be at most
- * STORE_PAGE bytes, or for a tool at most STORE_TOOL_CHARS characters
+ * STORE_PAGE bytes, or for a tool or echo at most STORE_TOOL_CHARS characters
  * plus the clip marker (store_text_clip, store_append_long).
  *
  * Returns -SHIRO_ERR_INVAL (bad kind, invalid UTF-8, bad key),
@@ -192,8 +193,8 @@ int store_append_batch(struct store *s, const struct store_msg_in *m, size_t n,
 int store_poisoned(const struct store *s);
 
 /*
- * store_append_long - log any text: a tool's output is clipped to head
- * and tail (rule 9); other text over STORE_PAGE bytes is split into
+ * store_append_long - log any text: a tool call or output (kinds tool
+ * and echo) is clipped to head and tail (rule 9); other text over STORE_PAGE bytes is split into
  * several messages in a row (rule 10), all in one group commit.  *firstp
  * is the first id and *countp the number of messages.  With a key, part
  * 0 carries the key and part k > 0 carries "key/k"; a key already logged
@@ -269,6 +270,10 @@ int store_date(struct store *s, uint64_t id, char *out, size_t outlen);
 
 /* store_kind_name - "user", "shiro", ...; NULL for a bad kind. */
 const char *store_kind_name(enum store_kind kind);
+
+/* store_kind_clipped - whether kind's text is clipped (tool, echo)
+ * rather than split into pages. */
+int store_kind_clipped(enum store_kind kind);
 
 /* store_kind_parse - the kind named name ("talk" and "unii" give shiro).
  * Returns -SHIRO_ERR_INVAL for an unknown name. */
@@ -470,6 +475,9 @@ int store_view_load(struct store *s, struct store_line **linesp, size_t *np);
 enum store_kv {
 	STORE_KV_NOTES = 0,
 	STORE_KV_TODOS = 1,
+	/* shirod's own small records (the tool calls in flight, the day's
+	 * spend): get, put and del only; keys are at most 505 bytes. */
+	STORE_KV_STATE = 2,
 };
 
 /* store_kv_put - set key to the value (replacing one), durably.
@@ -486,7 +494,8 @@ int store_kv_get(struct store *s, enum store_kv db, const char *key,
 int store_kv_del(struct store *s, enum store_kv db, const char *key);
 
 /* store_kv_iter - call fn for every key in byte order; key and val are
- * borrowed for the call.  fn returns non-zero to stop (returned). */
+ * borrowed for the call.  fn returns non-zero to stop (returned).
+ * STORE_KV_STATE is refused (-SHIRO_ERR_INVAL). */
 int store_kv_iter(struct store *s, enum store_kv db,
     int (*fn)(void *arg, const char *key, const void *val, size_t len),
     void *arg);

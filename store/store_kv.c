@@ -1,5 +1,7 @@
 /*
- * store_kv.c - the notes and todos databases: byte strings by key.
+ * store_kv.c - the notes and todos databases, and shirod's own small
+ * state records (kept in the meta database under "state/"): byte
+ * strings by key.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,9 @@
 #include "proto/err.h"
 #include "proto/xmalloc.h"
 #include "store_int.h"
+
+/* State records live in the meta database under this prefix. */
+#define STORE_STATE_PREFIX "state/"
 
 /* One put or delete. */
 struct store_kv_op {
@@ -28,19 +33,27 @@ store_kv_dbi(struct store *s, enum store_kv db, MDB_dbi *dbip)
 		*dbip = s->db_notes;
 	else if (db == STORE_KV_TODOS)
 		*dbip = s->db_todos;
+	else if (db == STORE_KV_STATE)
+		*dbip = s->db_meta;
 	else
 		return store_fail(s, -SHIRO_ERR_INVAL, "bad kv database");
 	return 0;
 }
 
-/* store_kv_key_ok - a key the databases take. */
+/* store_kv_key - key as db stores it into kb (STORE_KV_KEY_MAX + 1
+ * bytes): itself, or for a state record with its prefix, so that it can
+ * never name the meta database's own records.  0, or INVAL for an empty
+ * or too long key. */
 static int
-store_kv_key_ok(struct store *s, const char *key)
+store_kv_key(struct store *s, enum store_kv db, const char *key, char *kb)
 {
 	size_t n = key != NULL ? strlen(key) : 0;
+	size_t pl = db == STORE_KV_STATE ? strlen(STORE_STATE_PREFIX) : 0;
 
-	if (n == 0 || n > STORE_KV_KEY_MAX)
+	if (n == 0 || n + pl > STORE_KV_KEY_MAX)
 		return store_fail(s, -SHIRO_ERR_INVAL, "bad key");
+	memcpy(kb, STORE_STATE_PREFIX, pl);
+	memcpy(kb + pl, key, n + 1);
 	return 0;
 }
 
@@ -73,15 +86,16 @@ store_kv_put(struct store *s, enum store_kv db, const char *key,
     const void *val, size_t len)
 {
 	struct store_kv_op op;
+	char kb[STORE_KV_KEY_MAX + 1];
 	int ret;
 
 	if ((ret = store_check(s, 1)) != 0 ||
 	    (ret = store_kv_dbi(s, db, &op.dbi)) != 0 ||
-	    (ret = store_kv_key_ok(s, key)) != 0)
+	    (ret = store_kv_key(s, db, key, kb)) != 0)
 		return ret;
 	if (len > STORE_KV_VALUE_MAX)
 		return store_fail(s, -SHIRO_ERR_TOOBIG, "value too large");
-	op.key = key;
+	op.key = kb;
 	op.val = val != NULL ? val : "";
 	op.len = len;
 	return store_db_write(s, store_kv_fn, &op);
@@ -92,13 +106,14 @@ int
 store_kv_del(struct store *s, enum store_kv db, const char *key)
 {
 	struct store_kv_op op;
+	char kb[STORE_KV_KEY_MAX + 1];
 	int ret;
 
 	if ((ret = store_check(s, 1)) != 0 ||
 	    (ret = store_kv_dbi(s, db, &op.dbi)) != 0 ||
-	    (ret = store_kv_key_ok(s, key)) != 0)
+	    (ret = store_kv_key(s, db, key, kb)) != 0)
 		return ret;
-	op.key = key;
+	op.key = kb;
 	op.val = NULL;
 	op.len = 0;
 	return store_db_write(s, store_kv_fn, &op);
@@ -112,17 +127,18 @@ store_kv_get(struct store *s, enum store_kv db, const char *key, char **valp,
 	MDB_dbi dbi = 0;
 	MDB_txn *txn;
 	MDB_val k, v;
+	char kb[STORE_KV_KEY_MAX + 1];
 	int rc, ret;
 
 	*valp = NULL;
 	if ((ret = store_check(s, 0)) != 0 ||
 	    (ret = store_kv_dbi(s, db, &dbi)) != 0 ||
-	    (ret = store_kv_key_ok(s, key)) != 0)
+	    (ret = store_kv_key(s, db, key, kb)) != 0)
 		return ret;
 	if ((ret = store_db_read(s, &txn)) != 0)
 		return ret;
-	k.mv_size = strlen(key);
-	k.mv_data = (void *)key;
+	k.mv_size = strlen(kb);
+	k.mv_data = kb;
 	rc = mdb_get(txn, dbi, &k, &v);
 	if (rc == 0) {
 		*valp = xmalloc(v.mv_size + 1);
@@ -156,6 +172,10 @@ store_kv_iter(struct store *s, enum store_kv db,
 	if ((ret = store_check(s, 0)) != 0 ||
 	    (ret = store_kv_dbi(s, db, &dbi)) != 0)
 		return ret;
+	/* The meta database holds other records: state is not listed. */
+	if (db == STORE_KV_STATE)
+		return store_fail(
+		    s, -SHIRO_ERR_INVAL, "state records are not listed");
 	if ((ret = store_db_read(s, &txn)) != 0)
 		return ret;
 	rc = mdb_cursor_open(txn, dbi, &cur);
