@@ -47,7 +47,8 @@ SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
 	broker/supervise.c broker/zap.c broker/secret.c broker/lograte.c \
 	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
-	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c
+	broker/gate.c broker/usage.c broker/turn.c broker/call.c \
+	broker/doctor.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
