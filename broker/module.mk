@@ -220,3 +220,27 @@ $(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
 	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
 	$(BUILD)/shiro-model-worker $(BUILD)/shiro
 	$(link)
+# test_agent: turns with the workspace's tools through real processes:
+# shirod, the model worker and the strict mock, the tool and fs workers
+# it starts for the working directory, clients that approve, steer and
+# interrupt; shiro -p for the exit codes.
+TESTS += $(BUILD)/tests/test_agent
+OBJS += $(BUILD)/tests/test_agent.o
+$(BUILD)/tests/test_agent: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_agent: $(BUILD)/tests/test_agent.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro-tool-worker \
+	$(BUILD)/shiro-fs-worker $(BUILD)/shiro
+	$(link)
+# make bench: a scripted 20-step tool turn, shiro's overhead per step, the
+# system prompt and tools in bytes beside other agents'.
+BENCHES += $(BUILD)/tests/bench_agent
+OBJS += $(BUILD)/tests/bench_agent.o
+$(BUILD)/tests/bench_agent: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_agent: $(BUILD)/tests/bench_agent.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro-tool-worker \
+	$(BUILD)/shiro-fs-worker
+	$(link)
