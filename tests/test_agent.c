@@ -1222,8 +1222,8 @@ a_crash_during_a_call_logs_one_echo(void)
 	mock_stop(&A.mk);
 }
 
-/* A turn past its step cap, its spend ceiling or the day's ends with a
- * notice and done limit, and shiro -p exits 9; the day's spend holds
+/* A turn past its step cap, its token budget, its spend ceiling or the
+ * day's ends with a notice and done limit, and shiro -p exits 9; the day's spend holds
  * across a restart. */
 static void
 limits_end_the_turn_with_their_code(void)
@@ -1245,6 +1245,19 @@ limits_end_the_turn_with_their_code(void)
 	CHECK(strstr(out, "\"steps\":2") != NULL);
 	CHECK(strstr(out, "\"what\":\"notice\"") != NULL &&
 	    strstr(out, "turns.maxSteps") != NULL);
+	free(out);
+	/* 10 tokens a call, 25 a turn: the third call passes it. */
+	tsd_close(&A.sock);
+	tsd_close(&A.approver);
+	(void)tsd_stop(A.pid);
+	agent_config(
+	    &A, "anthropic", "", ", \"limits\": {\"maxTurnTokens\": 25}");
+	agent_start_shirod(&A);
+	rc = shiro_p(&A, "read on", 0, &out);
+	CHECKF(rc == 9, "exit %d:\n%s", rc, out);
+	CHECK(strstr(out, "\"limit\":\"tokens\"") != NULL);
+	CHECK(strstr(out, "\"steps\":3") != NULL);
+	CHECK(strstr(out, "limits.maxTurnTokens") != NULL);
 	free(out);
 	/* A dollar a token: one call of 10 tokens passes $5 a turn. */
 	tsd_close(&A.sock);
