@@ -380,8 +380,12 @@ broker_signal_in(struct broker *b, uint64_t now)
 			break;
 		case SIGTERM:
 		case SIGINT:
-			if (!b->stopping)
+			if (!b->stopping) {
 				log_info("signal %u: stopping", si.ssi_signo);
+				b->stop_why = si.ssi_signo == SIGTERM
+				    ? "SIGTERM"
+				    : "SIGINT";
+			}
 			b->stopping = 1;
 			break;
 		default:
@@ -445,6 +449,20 @@ broker_begin_stop(struct broker *b, uint64_t now)
 	unsigned k;
 
 	turn_stop(b);
+	/* Attached clients hear it, however the stop was asked, so they end
+	 * at once instead of waiting for a daemon stopped on purpose
+	 * (docs/client.md).  A broken store says its own reason. */
+	if (!b->broken) {
+		struct msg *ev = msg_new(MSG_EVENT);
+		char text[96];
+
+		snprintf(text, sizeof(text), "shirod is stopping (%s)",
+		    b->stop_why != NULL ? b->stop_why : "asked");
+		msg_set_str(ev, "ev", "notice");
+		msg_set_str(ev, "code", "stopping");
+		msg_set_str(ev, "text", text);
+		out_publish(b, &ev);
+	}
 	msg_set_str(m, "text", "shirod is stopping");
 	for (k = 0; k < b->pool.n; k++) {
 		struct pool_worker *w = &b->pool.w[k];

@@ -131,6 +131,7 @@ struct broker {
 	struct timers timers;
 	uint64_t started_at;
 	int stopping; /* STOP or SIGTERM: draining */
+	const char *stop_why; /* what asked, for the clients' notice */
 	int stop_now; /* leave the loop */
 	FILE *trace; /* planner events, the scenario language */
 

@@ -17,6 +17,7 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/utf8.h"
 #include "proto/xmalloc.h"
 
 #include "broker.h"
@@ -109,14 +110,23 @@ static void
 serve_queue_send(struct broker *b, const struct msg_ident *from,
     struct msg **mp, uint64_t rid)
 {
-	const char *kind = "", *key;
+	const char *kind = "", *key, *text;
 	struct serve_send *s;
+	size_t tlen;
 	bool turn = false;
 
 	(void)msg_get_str(*mp, "kind", &kind, NULL);
 	if (strcmp(kind, "user") != 0 && strcmp(kind, "note") != 0) {
 		out_error(b, from, rid, "kind",
 		    "a client may send kind user or note, not \"%.16s\"", kind);
+		return;
+	}
+	/* The client's rule for an empty message holds for any peer: a
+	 * blank text is refused, never logged (docs/client.md). */
+	if (msg_get_str(*mp, "text", &text, &tlen) != 0 ||
+	    utf8_blank(text, tlen)) {
+		out_error(b, from, rid, "text",
+		    "a message may not be empty or only white space");
 		return;
 	}
 	/* The store takes no empty key: refused here, alone, rather than
@@ -930,17 +940,8 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		msg_val_set_int(doc, "pid", getpid());
 		serve_answer(b, from, &r);
 		log_info("stop asked by a client");
-		/* Attached clients hear it, so they end instead of waiting
-		 * for a daemon that was stopped on purpose (docs/client.md). */
-		if (!b->stopping) {
-			struct msg *ev = msg_new(MSG_EVENT);
-
-			msg_set_str(ev, "ev", "notice");
-			msg_set_str(ev, "code", "stopping");
-			msg_set_str(
-			    ev, "text", "shirod is stopping (shiro stop)");
-			out_publish(b, &ev);
-		}
+		if (!b->stopping)
+			b->stop_why = "shiro stop";
 		b->stopping = 1;
 		break;
 	case MSG_PING:

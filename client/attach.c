@@ -10,6 +10,7 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/log.h"
+#include "proto/utf8.h"
 #include "proto/xmalloc.h"
 #include "proto/zsock.h"
 
@@ -21,7 +22,8 @@
 #include "hist.h"
 #include "render.h"
 
-/* How long the session tries to get its daemon back before it gives up. */
+/* How long the session tries to get its daemon back before it gives up,
+ * unless $SHIRO_RECONNECT_SECONDS says otherwise (1 to 3600). */
 #define ATTACH_RECONNECT_MS 30000
 /* How often it tries meanwhile. */
 #define ATTACH_RETRY_MS 500
@@ -227,6 +229,23 @@ attach_sleep_ms(long ms)
 
 static void attach_send_kept(struct attach *a);
 
+/* attach_window_ms - the time to get the daemon back, in ms. */
+static long long
+attach_window_ms(void)
+{
+	const char *env = getenv("SHIRO_RECONNECT_SECONDS");
+	char *end;
+	long v;
+
+	if (env == NULL || *env == '\0')
+		return ATTACH_RECONNECT_MS;
+	errno = 0;
+	v = strtol(env, &end, 10);
+	if (errno != 0 || *end != '\0' || v < 1 || v > 3600)
+		return ATTACH_RECONNECT_MS;
+	return (long long)v * 1000;
+}
+
 /* attach_lose - the daemon stopped answering: drop the connection and
  * start trying to get it back, input still read meanwhile. */
 static void
@@ -243,14 +262,14 @@ attach_lose(struct attach *a)
 	    "shiro: shirod stopped answering; trying to attach again for %d "
 	    "s.  What you type meanwhile is kept and sent once it is back; "
 	    "/exit leaves.",
-	    ATTACH_RECONNECT_MS / 1000);
+	    (int)(attach_window_ms() / 1000));
 	attach_say(a, line);
 }
 
 /*
  * attach_try - one try to attach again, when one is due.  Returns 0
  * (attached, or not yet due, or this try failed: a->c says), or
- * -SHIRO_ERR_TIMEOUT once ATTACH_RECONNECT_MS have passed.
+ * -SHIRO_ERR_TIMEOUT once the window (attach_window_ms) has passed.
  */
 static int
 attach_try(struct attach *a)
@@ -260,7 +279,7 @@ attach_try(struct attach *a)
 	char line[256];
 	int rc;
 
-	if (now - a->lost_at >= ATTACH_RECONNECT_MS)
+	if (now - a->lost_at >= attach_window_ms())
 		return -SHIRO_ERR_TIMEOUT;
 	if (now < a->retry_at)
 		return 0;
@@ -682,8 +701,8 @@ attach_loop(struct attach *a)
 		}
 		if (rc == -SHIRO_ERR_STATE) {
 			attach_say(a,
-			    "shiro: shirod was stopped (shiro stop); this "
-			    "session ends.  Start it again with 'shiro'.");
+			    "shiro: shirod was stopped; this session ends.  "
+			    "Start it again with 'shiro'.");
 			rc =
 			    attach_unsent(a, edit_partial(a->e), SHIRO_EXIT_OK);
 			break;
@@ -706,7 +725,7 @@ attach_loop(struct attach *a)
 			text++;
 		/* The one rule of empty messages (cmd_check_text): white
 		 * space alone is no message, so nothing is sent. */
-		if (cmd_blank(text, strlen(text)))
+		if (utf8_blank(text, strlen(text)))
 			continue;
 		if (*text == '/') {
 			if (attach_command(a, line + (text - line))) {

@@ -184,19 +184,6 @@ cmd_read_stdin(size_t *lenp)
 	return buf_steal(&b, lenp);
 }
 
-/* cmd_blank - whether text holds nothing but white space. */
-int
-cmd_blank(const char *text, size_t len)
-{
-	size_t k;
-
-	for (k = 0; k < len; k++)
-		if (text[k] != ' ' && text[k] != '\t' && text[k] != '\n' &&
-		    text[k] != '\r')
-			return 0;
-	return 1;
-}
-
 /* cmd_text_problem - cmd_check_text without the hint. */
 static int
 cmd_text_problem(
@@ -223,7 +210,7 @@ cmd_text_problem(
 		    who, what, k, k < len ? (unsigned char)text[k] : 0);
 		return SHIRO_EXIT_USAGE;
 	}
-	if (cmd_blank(text, len)) {
+	if (utf8_blank(text, len)) {
 		fprintf(stderr,
 		    "shiro %s: the message is empty%s; nothing was sent.\n",
 		    who, len > 0 ? " (only white space)" : "");

@@ -50,9 +50,6 @@ char *cmd_key(void);
  */
 char *cmd_read_stdin(size_t *lenp);
 
-/* cmd_blank - whether text[0..len) is empty or only white space. */
-int cmd_blank(const char *text, size_t len);
-
 /*
  * cmd_check_text - the one rule for the text of a message, from the
  * command line, stdin or the attached prompt: it is UTF-8 without a NUL

@@ -126,3 +126,15 @@ utf8_skip(const char *s, size_t len, size_t n)
 	}
 	return pos;
 }
+
+/* utf8_blank - whether s[0..len) is empty or only white space. */
+int
+utf8_blank(const char *s, size_t len)
+{
+	size_t k;
+
+	for (k = 0; k < len; k++)
+		if (s[k] != ' ' && s[k] != '\t' && s[k] != '\n' && s[k] != '\r')
+			return 0;
+	return 1;
+}

@@ -38,4 +38,11 @@ size_t utf8_count(const char *s, size_t len);
  */
 size_t utf8_skip(const char *s, size_t len, size_t n);
 
+/*
+ * utf8_blank - 1 if s[0..len) holds nothing but spaces, tabs and line
+ * ends (an empty text too): the one rule for an empty message, kept by
+ * the client and by shirod alike.
+ */
+int utf8_blank(const char *s, size_t len);
+
 #endif

@@ -9,7 +9,9 @@ $SHIRO_BIN) attached to a real shirod in a fresh temporary home.
   - text typed while the client reconnects is kept, echoed, and sent
     once, after the daemon is back;
   - an escape sequence in a message reaches the screen escaped;
-  - "shiro stop" ends the attached session at once, saying why;
+  - "shiro stop" and SIGTERM end the attached session at once, saying
+    why; a daemon that stays away makes it give up after
+    $SHIRO_RECONNECT_SECONDS, listing what could not be sent;
   - "make deps run" leaves the user at a live prompt;
 
 and the commands a new user meets: memory, zoom and log with and without
@@ -504,6 +506,68 @@ def commands():
     in_home(HOME)
 
 
+def attached_in(home, name):
+    """attached_in - a session attached in a fresh home under TMP, and its
+    daemon's pid; (None, None) after failing name when no prompt came."""
+    in_home(os.path.join(TMP, home))
+    s = Session([SHIRO], cwd=TMP)
+    if not s.expect(b"shiro> ", 30):
+        fail(name, "no prompt: %r" % s.out[-300:])
+        s.kill()
+        return None, None
+    return s, daemon_pid()
+
+
+def stop_and_give_up():
+    """A SIGTERM (as systemctl stop sends) ends an attached session at
+    once, saying so; a daemon that dies and stays away makes the session
+    give up after $SHIRO_RECONNECT_SECONDS, listing what it could not
+    send, with exit code 3."""
+    name = "stop_by_sigterm_ends_the_session"
+    s, pid = attached_in("term", name)
+    try:
+        if s is None:
+            return
+        mark = len(s.out)
+        os.kill(pid, signal.SIGTERM)
+        code = s.wait_exit(10)
+        seen = s.out[mark:]
+        check("stop_by_sigterm_ends_the_session",
+              code == 0 and b"shirod is stopping (SIGTERM)" in seen and
+              b"shirod was stopped" in seen and b"reconnect" not in seen,
+              "exit=%s %r" % (code, seen[-300:]))
+    finally:
+        if s is not None:
+            s.kill()
+
+    ENV["SHIRO_RECONNECT_SECONDS"] = "2"
+    s, pid = attached_in("away", "reconnect_gives_up_listing_the_unsent")
+    try:
+        if s is None:
+            return
+        mark = len(s.out)
+        os.kill(pid, signal.SIGKILL)
+        if not s.expect(b"trying to attach again for 2 s", 20, mark):
+            fail("reconnect_gives_up_listing_the_unsent",
+                 "the loss went unnoticed: %r" % s.out[mark:][-300:])
+            return
+        s.send(b"never delivered\r")
+        kept = s.expect(b"is kept and sent once it is back", 10, mark)
+        t0 = time.time()
+        code = s.wait_exit(20)
+        took = time.time() - t0
+        seen = s.out[mark:]
+        check("reconnect_gives_up_listing_the_unsent",
+              kept and code == 3 and b"could not be sent" in seen and
+              b"never delivered" in seen.split(b"could not be sent")[-1] and
+              took < 15,
+              "kept=%s exit=%s after %.1f s: %r" % (bool(kept), code, took, seen[-400:]))
+    finally:
+        ENV.pop("SHIRO_RECONNECT_SECONDS", None)
+        if s is not None:
+            s.kill()
+
+
 def make_deps_run():
     """The README's first command leaves the user at a live prompt."""
     if shutil.which("make") is None:
@@ -545,6 +609,8 @@ def main():
         first_session()
         shiro("stop", timeout=20)
         commands()
+        shiro("stop", timeout=20)
+        stop_and_give_up()
         shiro("stop", timeout=20)
         make_deps_run()
         shiro("stop", timeout=20)

@@ -558,6 +558,37 @@ bad_send_spoils_no_other(void)
 	hostile_restart(home, pid, acks);
 }
 
+/* An empty or blank text is refused by shirod itself, whatever client sent
+ * it (the client's one rule, docs/client.md), and nothing is logged; a
+ * text with white space around words is logged whole. */
+static void
+blank_send_is_refused(void)
+{
+	static const char *const blank[] = {"", " ", "\t\n", "\r\n  \n"};
+	const char *home = harness_tmpdir();
+	char code[64];
+	int64_t n0;
+	size_t k;
+	void *sock;
+	pid_t pid;
+	int st;
+
+	pid = hostile_chat_of(home, 0, &sock);
+	n0 = hostile_log_count(sock);
+	for (k = 0; k < sizeof(blank) / sizeof(blank[0]); k++) {
+		code[0] = '\0';
+		st = hostile_send(sock, blank[k], strlen(blank[k]), "user",
+		    NULL, code, sizeof(code));
+		CHECKF(st == MSG_ERROR && strcmp(code, "text") == 0,
+		    "blank text %zu: answer %d %s", k, st, code);
+	}
+	CHECK_EQ_INT(hostile_log_count(sock), n0);
+	CHECK(hostile_send(sock, " a \n", 4, "user", NULL, NULL, 0) == MSG_ACK);
+	CHECK_EQ_INT(hostile_log_count(sock), n0 + 1);
+	tsd_close(&sock);
+	hostile_restart(home, pid, n0 + 1);
+}
+
 /* A client key that looks like a page key ("K/1") is refused, so that it
  * can never stand in for page 1 of another client's long text "K". */
 static void
@@ -593,6 +624,7 @@ static const struct harness_test tests[] = {
     HT(truncated_index_is_refused),
     HT(reused_key_logs_nothing_more),
     HT(bad_send_spoils_no_other),
+    HT(blank_send_is_refused),
     HT(page_keys_are_not_client_keys),
 };
 
