@@ -648,10 +648,14 @@ answer_no(void *arg, const char *tool, const char *subject, uint64_t a)
 	return "no";
 }
 
-/* shiro_p - run build/shiro --home A's -p [--yolo] --json TEXT in A's
- * workspace; stdout's lines into out (malloc'd); the exit status. */
+/* shiro_p_with - run build/shiro --home A's -p [--yolo] --json TEXT in
+ * A's workspace; while it runs, poll (when not NULL) is called with its
+ * pid and what it printed so far; stdout's lines into out (malloc'd);
+ * the exit status. */
 static int
-shiro_p(const struct agent *A, const char *text, int yolo, char **out)
+shiro_p_with(const struct agent *A, const char *text, int yolo,
+    void (*poll)(pid_t pid, const char *printed, void *arg), void *arg,
+    char **out)
 {
 	char path[PATH_MAX + 32];
 	uint64_t end = tsd_now_ms() + 90000;
@@ -681,11 +685,38 @@ shiro_p(const struct agent *A, const char *text, int yolo, char **out)
 			(void)waitpid(pid, &st, 0);
 			CHECKF(0, "shiro -p did not end");
 		}
+		if (poll != NULL) {
+			char *printed = tsd_read_file(path);
+
+			poll(pid, printed != NULL ? printed : "", arg);
+			free(printed);
+		}
 		usleep(20000);
 	}
 	*out = tsd_read_file(path);
 	CHECK(*out != NULL);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* shiro_p - shiro_p_with, nothing done while it runs. */
+static int
+shiro_p(const struct agent *A, const char *text, int yolo, char **out)
+{
+	return shiro_p_with(A, text, yolo, NULL, NULL, out);
+}
+
+/* ctrl_c_twice - SIGINT to shiro -p once it printed the first command's
+ * output, again once it printed the second's (*sent counts them). */
+static void
+ctrl_c_twice(pid_t pid, const char *printed, void *arg)
+{
+	int *sent = arg;
+
+	if ((*sent == 0 && strstr(printed, "first-out") != NULL) ||
+	    (*sent == 1 && strstr(printed, "second-out") != NULL)) {
+		kill(pid, SIGINT);
+		(*sent)++;
+	}
 }
 
 /* agent_workers - the workers of the status as "role:state:workspace"
@@ -1084,7 +1115,9 @@ kill_worker_on_event(
 
 /* Interrupting the command kills it, the call says so, and the turn
  * goes on; interrupting the turn ends it as stopped; with nothing to
- * interrupt, a clear error; a worker killed under a call fails it. */
+ * interrupt, a clear error; a worker killed under a call fails it;
+ * shiro -p's first Ctrl-C stops the command, its second the turn (exit
+ * 8). */
 static void
 interrupts_stop_the_command_or_the_turn(void)
 {
@@ -1150,6 +1183,29 @@ interrupts_stop_the_command_or_the_turn(void)
 	CHECK(
 	    strstr(o.tools.data, "the worker running this call died") != NULL);
 	outcome_free(&o);
+	/* shiro -p: the first Ctrl-C stops the command and the turn goes
+	 * on; the second stops the turn: done stopped, exit 8. */
+	mock_set(&A.mk,
+	    "{'strict': true, 'responses': ["
+	    " {'tools': [{'id': 'c1', 'name': 'bash', 'input': {'command': "
+	    "'printf first-%s out; echo; sleep 60'}}]},"
+	    " {'tools': [{'id': 'c2', 'name': 'bash', 'input': {'command': "
+	    "'printf second-%s out; echo; sleep 60'}}]},"
+	    " {'text': 'never sent'}]}");
+	{
+		int sent = 0, rc;
+		char *out = NULL;
+
+		rc = shiro_p_with(
+		    &A, "run two slow things", 1, ctrl_c_twice, &sent, &out);
+		CHECK_EQ_INT(sent, 2);
+		CHECKF(rc == 8, "exit %d:\n%s", rc, out);
+		CHECK(
+		    strstr(out, "\"outcome\":\"stopped\",\"exit\":8") != NULL);
+		CHECK(strstr(out, "interrupted by the person") != NULL);
+		CHECK(strstr(out, "never sent") == NULL);
+		free(out);
+	}
 	agent_stop(&A);
 }
 
