@@ -619,7 +619,10 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 			turn_answer(c, t);
 			continue;
 		}
-		if (rc == -SHIRO_ERR_AGAIN && *cmd_stop_flag()) {
+		/* A signal that came while events were handled, not in the
+		 * poll, is seen here too: each wait is at most
+		 * SHIRO_PING_MS. */
+		if ((rc == 0 || rc == -SHIRO_ERR_AGAIN) && *cmd_stop_flag()) {
 			/* SIGTERM, SIGHUP or a third Ctrl-C: stop waiting
 			 * (the turn goes on in the daemon). */
 			if (cmd_terminated() || t->interrupts >= 2) {
