@@ -815,7 +815,8 @@ denied_calls_never_run(void)
 }
 
 /* yolo allows what would ask, never what the guard refuses: rm -rf is
- * denied and its directory stays; the write yolo allows happens. */
+ * denied and its directory stays; nor a deny rule, a secret file or a
+ * protected path; the write yolo allows happens. */
 static void
 guard_refuses_rm_rf_even_with_yolo(void)
 {
@@ -832,17 +833,31 @@ guard_refuses_rm_rf_even_with_yolo(void)
 	    "{'path': 'yolo.txt', 'content': 'yes'}},"
 	    " {'id': 'b2', 'name': 'bash', 'input': {'command': "
 	    "'true && rm -fr ./sub'}}]},"
+	    " {'tools': [{'id': 'b3', 'name': 'bash', 'input': {'command': "
+	    "'touch marker'}}, {'id': 'w2', 'name': 'write_file', 'input': "
+	    "{'path': '.env', 'content': 'KEY=1'}}, {'id': 'w3', 'name': "
+	    "'write_file', 'input': {'path': '.git/config', 'content': "
+	    "'x'}}]},"
 	    " {'text': 'The guard said no.'}]}",
-	    NULL, NULL, ", \"permissions\": {\"yolo\": true}");
+	    NULL, NULL,
+	    ", \"permissions\": {\"yolo\": true, \"rules\": "
+	    "[\"deny bash(touch *)\"]}");
 	snprintf(dir, sizeof(dir), "%s/sub", A.ws);
 	CHECK(mkdir(dir, 0755) == 0);
 	tsd_write(dir, "keep", "kept\n");
 	id = agent_send(A.sock, "clean up", 1, A.ws, "yolo");
 	agent_wait(&A, id, NULL, 60000, &o);
 	CHECK_EQ_STR(o.code, "ok");
-	CHECK_EQ_INT(o.denied, 2);
+	CHECK_EQ_INT(o.denied, 5);
 	CHECK_EQ_INT(o.approvals, 0);
 	CHECK_EQ_INT(agent_count(o.tools.data, "refused by the guard"), 2);
+	/* Nor a deny rule, a secret file or a protected path. */
+	CHECK(strstr(o.tools.data, "bash: denied by a rule") != NULL);
+	CHECK(strstr(o.tools.data, ".env is a secret file") != NULL);
+	CHECK(strstr(o.tools.data, ".git/config is protected") != NULL);
+	CHECK(ws_file(&A, "marker") == NULL);
+	CHECK(ws_file(&A, ".env") == NULL);
+	CHECK(ws_file(&A, ".git/config") == NULL);
 	s = tsd_read_file(strcat(dir, "/keep"));
 	CHECK_EQ_STR(s, "kept\n");
 	free(s);
