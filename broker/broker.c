@@ -261,6 +261,9 @@ broker_open(
 	clients_init(&b->clients, &b->cfg.clients,
 	    10 * b->cfg.heartbeat_ms < 10000 ? 10000
 					     : 10 * b->cfg.heartbeat_ms);
+	/* The permission engine, and an echo for each tool call the last
+	 * shirod left without one (it logs, so the planner must be up). */
+	turn_init(b);
 	(void)timer_add(&b->timers, b->started_at, BROKER_T_TICK, 0);
 	(void)timer_add(&b->timers, b->started_at + b->cfg.memory.retry_ms,
 	    BROKER_T_RETRY, 0);

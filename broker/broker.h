@@ -33,6 +33,8 @@
 #include "proto/msg.h"
 #include "store/store.h"
 
+struct perm;
+
 #include "clients.h"
 #include "config.h"
 #include "gate.h"
@@ -174,6 +176,15 @@ struct broker {
 	struct usage usage;
 	char *prompt_notes; /* AGENTS.md files left out, and why */
 
+	/* Tool calls: the permission engine (the settings' rules, and the
+	 * "always" answers of this run), approvals' numbers, the estimated
+	 * spend of today's turns (limits.maxSpendUsd.day). */
+	struct perm *perm;
+	uint64_t next_approval;
+	char spend_day[16];
+	unsigned long long spend_uusd, spend_saved;
+	uint64_t tool_calls;
+
 	/* Counters for STATUS. */
 	uint64_t n_received, n_refused, n_bad, n_events, n_slow;
 };
@@ -197,6 +208,14 @@ void serve_turns(struct broker *b, uint64_t now);
  */
 int serve_append_own(struct broker *b, enum store_kind kind, const char *text,
     size_t len, uint64_t *firstp);
+
+/*
+ * serve_append_keyed - serve_append_own with an idempotency key (NULL:
+ * none): a key already logged writes nothing, *firstp is the id it got
+ * then and *dupp (may be NULL) is set.
+ */
+int serve_append_keyed(struct broker *b, enum store_kind kind, const char *text,
+    size_t len, const char *key, uint64_t *firstp, int *dupp);
 
 /* serve_status - fill map with the status document. */
 void serve_status(struct broker *b, struct msg_val *doc);

@@ -12,13 +12,14 @@
 #include "proto/buf.h"
 #include "proto/err.h"
 #include "proto/xmalloc.h"
+#include "tools/perm.h"
 
 #include "config.h"
 #include "provider.h"
 
 /* Top-level sections other parts of shiro read; shirod leaves them be. */
 static const char *const config_foreign[] = {
-    "permissions", "sandbox", "tools", "client", "network", NULL};
+    "sandbox", "tools", "client", "network", NULL};
 
 static const char *const config_roles[CONFIG_NROLES] = {"model", "tool", "fs"};
 
@@ -290,7 +291,8 @@ static int
 config_turns(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const keys[] = {"provider", "model", "maxTokens",
-	    "thinking", "maxSteps", "trustedWorkspaces", NULL};
+	    "thinking", "maxSteps", "trustedWorkspaces", "pruneBytes",
+	    "approvalTimeoutMs", "workspaceIdleMs", NULL};
 	struct config_turns *t = &cfg->turns;
 	json_t *sec, *arr, *v;
 	size_t k;
@@ -308,8 +310,14 @@ config_turns(json_t *root, struct config *cfg, char **errp)
 		 &t->max_tokens, errp)) != 0 ||
 	    (rc = config_u(sec, "turns", "thinking", 0, 1000000, &t->thinking,
 		 errp)) != 0 ||
-	    (rc = config_u(
-		 sec, "turns", "maxSteps", 1, 1000, &t->max_steps, errp)) != 0)
+	    (rc = config_u(sec, "turns", "maxSteps", 1, 1000, &t->max_steps,
+		 errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "pruneBytes", 4096, 1U << 24,
+		 &t->prune_bytes, errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "approvalTimeoutMs", 1000, 86400000,
+		 &t->approval_ms, errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "workspaceIdleMs", 100, 86400000,
+		 &t->workspace_idle_ms, errp)) != 0)
 		return rc;
 	if (t->thinking != 0 && t->thinking < 1024)
 		return config_fail(errp,
@@ -334,6 +342,102 @@ config_turns(json_t *root, struct config *cfg, char **errp)
 			    k);
 		t->trusted[t->ntrusted++] = xstrdup(json_string_value(v));
 	}
+	return 0;
+}
+
+/* config_permissions - read "permissions": the engine's own loader
+ * checks it (rules, protect, yolo), and its text is kept for shirod. */
+static int
+config_permissions(json_t *root, struct config *cfg, char **errp)
+{
+	json_t *sec = json_object_get(root, "permissions"), *yolo;
+	struct perm *p;
+	char *why = NULL;
+	int rc;
+
+	if (sec == NULL)
+		return 0;
+	if (!json_is_object(sec))
+		return config_fail(errp, "permissions: must be an object");
+	if ((rc = config_keys(sec, "permissions",
+		 (const char *const[]){"rules", "protect", "yolo", NULL},
+		 errp)) != 0)
+		return rc;
+	if (json_array_size(json_object_get(sec, "rules")) > 1000 ||
+	    json_array_size(json_object_get(sec, "protect")) > 1000)
+		return config_fail(errp,
+		    "permissions: at most 1000 rules and 1000 protect "
+		    "patterns");
+	p = perm_new();
+	rc = perm_load(p, sec, &why);
+	perm_destroy(&p);
+	if (rc != 0) {
+		rc = config_fail(errp, "permissions: %s", why ? why : "bad");
+		free(why);
+		return rc;
+	}
+	yolo = json_object_get(sec, "yolo");
+	cfg->yolo = json_is_true(yolo);
+	cfg->permissions = json_dumps(sec, JSON_COMPACT);
+	return 0;
+}
+
+/* config_dollars - obj.key, a number of dollars from 0 to 1,000,000,
+ * into *uusd (millionths) if set. */
+static int
+config_dollars(json_t *obj, const char *path, const char *key,
+    unsigned long long *uusd, char **errp)
+{
+	json_t *v = json_object_get(obj, key);
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_number(v) || json_number_value(v) < 0 ||
+	    json_number_value(v) > 1e6)
+		return config_fail(errp,
+		    "%s.%s: must be a number of dollars between 0 and "
+		    "1000000",
+		    path, key);
+	*uusd = (unsigned long long)(json_number_value(v) * 1e6 + 0.5);
+	return 0;
+}
+
+/* config_limits - read "limits": maxTurnTokens and maxSpendUsd {turn,
+ * day}. */
+static int
+config_limits(json_t *root, struct config *cfg, char **errp)
+{
+	static const char *const keys[] = {
+	    "maxTurnTokens", "maxSpendUsd", NULL};
+	static const char *const spend_keys[] = {"turn", "day", NULL};
+	struct config_limits *l = &cfg->limits;
+	unsigned long tokens = 0;
+	json_t *sec, *spend;
+	int rc;
+
+	if ((rc = config_section(root, "limits", &sec, errp)) != 0)
+		return rc;
+	if (sec == NULL)
+		return 0;
+	if ((rc = config_keys(sec, "limits", keys, errp)) != 0 ||
+	    (rc = config_uint(sec, "limits", "maxTurnTokens", 0,
+		 1000000000000UL, &tokens, errp)) != 0)
+		return rc;
+	l->turn_tokens = tokens;
+	spend = json_object_get(sec, "maxSpendUsd");
+	if (spend == NULL)
+		return 0;
+	if (!json_is_object(spend))
+		return config_fail(errp,
+		    "limits.maxSpendUsd: must be an object {\"turn\": "
+		    "dollars, \"day\": dollars}");
+	if ((rc = config_keys(spend, "limits.maxSpendUsd", spend_keys, errp)) !=
+		0 ||
+	    (rc = config_dollars(spend, "limits.maxSpendUsd", "turn",
+		 &l->turn_uusd, errp)) != 0 ||
+	    (rc = config_dollars(
+		 spend, "limits.maxSpendUsd", "day", &l->day_uusd, errp)) != 0)
+		return rc;
 	return 0;
 }
 
@@ -583,7 +687,7 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const top[] = {"endpoints", "providers", "workers",
 	    "memory", "turns", "heartbeat", "restart", "clients", "prices",
-	    NULL};
+	    "permissions", "limits", NULL};
 	static const char *const ep_keys[] = {"clients", "workers", NULL};
 	static const char *const mem_keys[] = {"ceiling", "floor",
 	    "compactionCeiling", "compactionFloor", "jobs", "settleTimeoutMs",
@@ -620,7 +724,9 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 			return config_fail(errp, "%s: must be an object", key);
 	}
 	if ((rc = config_providers(root, cfg, errp)) != 0 ||
-	    (rc = config_prices(root, cfg, errp)) != 0)
+	    (rc = config_prices(root, cfg, errp)) != 0 ||
+	    (rc = config_permissions(root, cfg, errp)) != 0 ||
+	    (rc = config_limits(root, cfg, errp)) != 0)
 		return rc;
 
 	if ((rc = config_section(root, "endpoints", &sec, errp)) != 0)
@@ -764,6 +870,9 @@ config_defaults(const char *home, struct config *cfg)
 	cfg->memory.gate_bytes = CONFIG_GATE_BYTES;
 	cfg->turns.max_tokens = CONFIG_MAX_TOKENS;
 	cfg->turns.max_steps = CONFIG_MAX_STEPS;
+	cfg->turns.prune_bytes = CONFIG_PRUNE_BYTES;
+	cfg->turns.approval_ms = CONFIG_APPROVAL_MS;
+	cfg->turns.workspace_idle_ms = CONFIG_WORKSPACE_IDLE_MS;
 	cfg->clients.max = 256;
 	cfg->clients.replay = 4096;
 	cfg->clients.rate = 50000;
@@ -904,6 +1013,7 @@ config_free(struct config *cfg)
 		free(cfg->prices[i].model);
 	free(cfg->prices);
 	free(cfg->env_note);
+	free(cfg->permissions);
 	for (i = 0; i < cfg->nworkers; i++) {
 		free(cfg->workers[i].provider);
 		free(cfg->workers[i].path);

@@ -32,7 +32,13 @@
 
 /* Turns: the reply's token cap and the step cap of one turn. */
 #define CONFIG_MAX_TOKENS 8192
-#define CONFIG_MAX_STEPS 32
+#define CONFIG_MAX_STEPS 50
+/* Turns: the bytes of a turn's own messages past which they are pruned
+ * on the wire, how long an approval waits for its answer, and how long
+ * a workspace's tool and fs workers stay up without a call. */
+#define CONFIG_PRUNE_BYTES 400000
+#define CONFIG_APPROVAL_MS 600000
+#define CONFIG_WORKSPACE_IDLE_MS 300000
 /* Calls in flight per model worker (READY's jobs), default and most. */
 #define CONFIG_PROVIDER_JOBS 4
 #define CONFIG_PROVIDER_JOBS_MAX 16
@@ -109,6 +115,16 @@ struct config_turns {
 	unsigned max_steps; /* model calls in one turn at most */
 	char **trusted; /* workspaces whose AGENTS.md is read */
 	size_t ntrusted;
+	unsigned prune_bytes; /* a turn's own parts past this are pruned */
+	unsigned approval_ms; /* an approval unanswered this long is no */
+	unsigned workspace_idle_ms; /* idle workspace workers stop */
+};
+
+/* What a turn may spend; 0 is no limit. */
+struct config_limits {
+	unsigned long long turn_tokens; /* tokens of one turn's calls */
+	unsigned long long turn_uusd; /* millionths of a dollar per turn */
+	unsigned long long day_uusd; /* and per local day, over turns */
 };
 
 /* tcp endpoints per socket at most. */
@@ -148,6 +164,11 @@ struct config {
 	int workers_set; /* config.json had a "workers" array */
 	struct config_price *prices;
 	size_t nprices;
+	struct config_limits limits;
+	/* "permissions" as JSON text (checked with perm_load at load, so a
+	 * rule that does not parse names itself); NULL: none. */
+	char *permissions;
+	int yolo; /* permissions.yolo */
 	/* Resolved by provider_resolve. */
 	char *env_note; /* why the environment selected nothing, if it
 			 * tried (a variable without its partner) */

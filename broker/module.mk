@@ -48,28 +48,32 @@ SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/supervise.c broker/zap.c broker/remote.c broker/secret.c \
 	broker/lograte.c \
 	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
-	broker/gate.c broker/usage.c broker/turn.c broker/doctor.c \
-	broker/notes.c
+	broker/gate.c broker/usage.c broker/turn.c broker/call.c \
+	broker/doctor.c broker/notes.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)
 $(SHIROD_LIB): $(SHIROD_OBJS)
+# shirod decides every tool call's permission with the catalogue's own
+# engine (tools/perm.h): what links libshirod links the catalogue too.
+SHIROD_TOOLS := $(TOOLS_LIB) $(SANDBOX_LIB)
+SHIROD_TOOLS_LDLIBS := $(LIBS_JSON) $(LIBS_SECCOMP) -lpthread
 
 BINS += $(BUILD)/shirod
 OBJS += $(BUILD)/broker/shirod.o
-$(BUILD)/shirod: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
+$(BUILD)/shirod: LDLIBS += $(LIBS_ZMQ) $(LIBS_LMDB) $(SHIROD_TOOLS_LDLIBS)
 $(BUILD)/shirod: $(BUILD)/broker/shirod.o $(SHIROD_LIB) $(BUILD)/broker/fold.o \
-	$(PLAN_LIB) $(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(PLAN_LIB) $(STORE_LIB) $(PROTO_LIB) $(SHIROD_TOOLS) $(UTIL_LIB)
 	$(link)
 
 TESTS += $(BUILD)/tests/test_shirod_parts $(BUILD)/tests/test_shirod \
 	$(BUILD)/tests/test_shirod_hostile
 OBJS += $(BUILD)/tests/test_shirod_parts.o $(BUILD)/tests/test_shirod.o \
 	$(BUILD)/tests/test_shirod_util.o $(BUILD)/tests/test_shirod_hostile.o
-$(BUILD)/tests/test_shirod_parts: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) \
-	$(LIBS_LMDB)
+$(BUILD)/tests/test_shirod_parts: LDLIBS += $(LIBS_ZMQ) $(LIBS_LMDB) \
+	$(SHIROD_TOOLS_LDLIBS)
 $(BUILD)/tests/test_shirod_parts: $(BUILD)/tests/test_shirod_parts.o \
 	$(HARNESS_OBJ) $(SHIROD_LIB) $(BUILD)/broker/fold.o $(PLAN_LIB) \
-	$(STORE_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(STORE_LIB) $(PROTO_LIB) $(SHIROD_TOOLS) $(UTIL_LIB)
 	$(link)
 # test_shirod runs build/shirod, the offline model worker and shiro-plan.
 $(BUILD)/tests/test_shirod: LDLIBS += $(LIBS_ZMQ)
@@ -173,9 +177,11 @@ $(BUILD)/tests/bench_store: $(BUILD)/tests/bench_store.o $(FOLD_OBJ) \
 # --- requests for the cache, the prefix gate, usage, turns.
 TESTS += $(BUILD)/tests/test_models
 OBJS += $(BUILD)/tests/test_models.o
-$(BUILD)/tests/test_models: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON) $(LIBS_LMDB)
+$(BUILD)/tests/test_models: LDLIBS += $(LIBS_ZMQ) $(LIBS_LMDB) \
+	$(SHIROD_TOOLS_LDLIBS)
 $(BUILD)/tests/test_models: $(BUILD)/tests/test_models.o $(HARNESS_OBJ) \
-	$(SHIROD_LIB) $(STORE_LIB) $(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(SHIROD_LIB) $(STORE_LIB) $(PLAN_LIB) $(PROTO_LIB) $(SHIROD_TOOLS) \
+	$(UTIL_LIB)
 	$(link)
 # --- end of the model calls' block
 # test_turn: turns through a real shirod against a scripted fake worker.
@@ -190,9 +196,9 @@ $(BUILD)/tests/test_turn: $(BUILD)/tests/test_turn.o \
 # the system prompt plus tools per request.
 BENCHES += $(BUILD)/tests/bench_cache
 OBJS += $(BUILD)/tests/bench_cache.o
-$(BUILD)/tests/bench_cache: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_cache: LDLIBS += $(LIBS_ZMQ) $(SHIROD_TOOLS_LDLIBS)
 $(BUILD)/tests/bench_cache: $(BUILD)/tests/bench_cache.o $(SHIROD_LIB) \
-	$(PLAN_LIB) $(PROTO_LIB) $(UTIL_LIB)
+	$(PLAN_LIB) $(PROTO_LIB) $(SHIROD_TOOLS) $(UTIL_LIB)
 	$(link)
 # test_e2e: shirod, the real model worker and the mock provider together
 # (a turn on the wire, zero configuration, the doctor's probe, the
@@ -225,4 +231,28 @@ $(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
 	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
 	$(UTIL_LIB) | $(BUILD)/shirod \
 	$(BUILD)/shiro-model-worker $(BUILD)/shiro
+	$(link)
+# test_agent: turns with the workspace's tools through real processes:
+# shirod, the model worker and the strict mock, the tool and fs workers
+# it starts for the working directory, clients that approve, steer and
+# interrupt; shiro -p for the exit codes.
+TESTS += $(BUILD)/tests/test_agent
+OBJS += $(BUILD)/tests/test_agent.o
+$(BUILD)/tests/test_agent: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/test_agent: $(BUILD)/tests/test_agent.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro-tool-worker \
+	$(BUILD)/shiro-fs-worker $(BUILD)/shiro
+	$(link)
+# make bench: a scripted 20-step tool turn, shiro's overhead per step, the
+# system prompt and tools in bytes beside other agents'.
+BENCHES += $(BUILD)/tests/bench_agent
+OBJS += $(BUILD)/tests/bench_agent.o
+$(BUILD)/tests/bench_agent: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
+$(BUILD)/tests/bench_agent: $(BUILD)/tests/bench_agent.o \
+	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/shiro-model-worker $(BUILD)/shiro-tool-worker \
+	$(BUILD)/shiro-fs-worker
 	$(link)

@@ -83,6 +83,28 @@ pool_env(const char *home)
 	return envp;
 }
 
+/* pool_ws_paths - the program of a workspace's tool and fs workers:
+ * the path a group of that role names in the settings, else the one
+ * next to shirod. */
+static void
+pool_ws_paths(struct pool *p, const struct config *cfg, const char *bindir)
+{
+	static const enum config_role roles[] = {
+	    CONFIG_ROLE_TOOL, CONFIG_ROLE_FS};
+	const char *path;
+	size_t g, k;
+
+	for (k = 0; k < sizeof(roles) / sizeof(roles[0]); k++) {
+		path = NULL;
+		for (g = 0; g < cfg->nworkers && path == NULL; g++)
+			if (cfg->workers[g].role == roles[k])
+				path = cfg->workers[g].path;
+		p->ws_path[roles[k]] = path != NULL
+		    ? xstrdup(path)
+		    : xasprintf("%s/%s", bindir, pool_program(roles[k]));
+	}
+}
+
 /* pool_init - one DOWN slot per configured worker, due to start now. */
 void
 pool_init(struct pool *p, const struct config *cfg, const char *bindir,
@@ -110,9 +132,11 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir,
 	p->envp = pool_env(cfg->home);
 	for (g = 0; g < cfg->nworkers; g++)
 		total += cfg->workers[g].count;
-	/* Room for the remote slots too, so that a slot never moves. */
-	p->cap = total + POOL_REMOTE_MAX;
+	/* Room for the workspaces' and the remote slots too, so that a
+	 * slot never moves; each kind is bounded by its own count. */
+	p->cap = total + POOL_WS_SLOTS + POOL_REMOTE_MAX;
 	p->w = xcalloc(p->cap, sizeof(*p->w));
+	pool_ws_paths(p, cfg, bindir);
 	/* Program paths are kept in an array owned by the pool (freed in
 	 * pool_free through the slots that are first of their group). */
 	paths = xcalloc(cfg->nworkers ? cfg->nworkers : 1, sizeof(*paths));
@@ -144,10 +168,18 @@ pool_free(struct pool *p)
 {
 	unsigned k;
 
-	for (k = 0; k < p->n; k++)
-		if (!p->w[k].remote &&
-		    (k == 0 || p->w[k].path != p->w[k - 1].path))
+	for (k = 0; k < p->n; k++) {
+		if (p->w[k].remote)
+			continue;
+		if (p->w[k].ondemand) {
+			free((char *)p->w[k].workspace);
+			continue;
+		}
+		if (k == 0 || p->w[k].path != p->w[k - 1].path)
 			free((char *)p->w[k].path);
+	}
+	for (k = 0; k < CONFIG_NROLES; k++)
+		free(p->ws_path[k]);
 	free(p->w);
 	free(p->endpoint);
 	free(p->home);
@@ -196,7 +228,12 @@ pool_schedule(struct pool *p, struct pool_worker *w, uint64_t now)
 	w->state = POOL_DOWN;
 	w->pid = 0;
 	w->ident.len = 0;
-	w->restart_at = p->stopping ? UINT64_MAX : now + w->backoff_ms;
+	/* A workspace worker that keeps ending before READY waits for a
+	 * turn to ask again (pool_ws_reset). */
+	w->restart_at = p->stopping || w->retired ||
+		(w->ondemand && w->failed_starts >= POOL_WS_FAILED)
+	    ? UINT64_MAX
+	    : now + w->backoff_ms;
 	w->backoff_ms =
 	    w->backoff_ms >= p->max_ms / 2 ? p->max_ms : w->backoff_ms * 2;
 }
@@ -302,6 +339,7 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 			log_warn("worker %u (%s): cannot run %s", w->idx,
 			    config_role_name(w->role), w->path);
 		w->warned = 1;
+		w->failed_starts++;
 		pool_schedule(p, w, now);
 		return -SHIRO_ERR_NOENT;
 	}
@@ -344,6 +382,7 @@ pool_spawn(struct pool *p, struct pool_worker *w, uint64_t now)
 	w->warned = 0;
 	w->state = POOL_STARTING;
 	w->spawned_at = now;
+	w->ready_at = 0;
 	w->last_seen = now;
 	w->starts++;
 	w->secret_sent = 0;
@@ -402,6 +441,8 @@ pool_ready(struct pool_worker *w, const struct msg_ident *ident,
 	w->state = POOL_IDLE;
 	w->ready_at = now;
 	w->last_seen = now;
+	w->used_at = now;
+	w->failed_starts = 0;
 	return 0;
 }
 
@@ -514,9 +555,9 @@ pool_capacity(struct pool_worker *w, uint64_t jobs)
 void
 pool_assign(struct pool_worker *w, uint64_t job, uint64_t now)
 {
-	(void)now;
 	if (w->njobs >= POOL_JOBS_MAX)
 		return;
+	w->used_at = now;
 	w->state = POOL_BUSY;
 	w->jobs[w->njobs++] = job;
 }
@@ -602,6 +643,10 @@ pool_reaped(struct pool *p, pid_t pid, int status, uint64_t now, uint64_t *jobp)
 		return NULL;
 	*jobp = w->njobs > 0 ? w->jobs[0] : 0;
 	w->njobs = 0;
+	/* Ended before its READY: a workspace worker that cannot start
+	 * (its jail) is not started again and again for ever. */
+	if (w->ready_at == 0)
+		w->failed_starts++;
 	if (w->state != POOL_DYING) {
 		if (WIFSIGNALED(status))
 			log_warnx("worker %u (%s, pid %d) died of signal %d",
@@ -731,5 +776,163 @@ pool_alive(const struct pool *p)
 	for (k = 0; k < p->n; k++)
 		if (p->w[k].pid > 0 && p->w[k].state != POOL_DOWN)
 			n++;
+	return n;
+}
+
+/* pool_ws_share - how many workers of role a workspace may have. */
+static unsigned
+pool_ws_share(enum config_role role)
+{
+	return role == CONFIG_ROLE_TOOL ? POOL_WS_TOOL : POOL_WS_FS;
+}
+
+/* pool_ws_spare - a slot for a new workspace worker: never used, or
+ * retired and reaped; else the least recently used idle one of another
+ * workspace, stopped to make room (then NULL this time).  NULL if none. */
+static struct pool_worker *
+pool_ws_spare(struct pool *p, uint64_t now)
+{
+	struct pool_worker *lru = NULL;
+	unsigned k, nws = 0;
+
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		if (!w->ondemand)
+			continue;
+		nws++;
+		if (w->retired && w->state == POOL_DOWN)
+			return w;
+		if (!w->retired && w->state == POOL_IDLE &&
+		    (lru == NULL || w->used_at < lru->used_at))
+			lru = w;
+	}
+	/* The remote slots share the room after the settings' ones. */
+	if (nws < POOL_WS_SLOTS && p->n < p->cap) {
+		struct pool_worker *w = &p->w[p->n];
+
+		memset(w, 0, sizeof(*w));
+		w->idx = p->n++;
+		w->ondemand = 1;
+		w->retired = 1;
+		w->state = POOL_DOWN;
+		w->restart_at = UINT64_MAX;
+		return w;
+	}
+	if (lru != NULL) {
+		log_info("worker %u (%s for %s) stops to make room for "
+			 "another workspace",
+		    lru->idx, config_role_name(lru->role), lru->workspace);
+		lru->retired = 1;
+		(void)pool_kill(p, lru, "retired for another workspace", now);
+	}
+	return NULL;
+}
+
+/* pool_for_workspace - a ready worker of role for workspace, or NULL
+ * (one more is started when the workspace's share allows). */
+struct pool_worker *
+pool_for_workspace(struct pool *p, enum config_role role, const char *workspace,
+    uint64_t now, unsigned *failedp)
+{
+	struct pool_worker *best = NULL, *w;
+	unsigned k, up = 0, failed = 0;
+
+	for (k = 0; k < p->n; k++) {
+		w = &p->w[k];
+		if (w->role != role || w->retired || w->workspace == NULL ||
+		    strcmp(w->workspace, workspace) != 0)
+			continue;
+		if (w->failed_starts > failed)
+			failed = w->failed_starts;
+		if (w->state == POOL_DYING)
+			continue;
+		if (w->ondemand && w->state == POOL_DOWN &&
+		    w->restart_at == UINT64_MAX &&
+		    w->failed_starts < POOL_WS_FAILED && !p->stopping) {
+			/* Given up on, then reset: start it again now. */
+			w->restart_at = now;
+			(void)pool_spawn(p, w, now);
+		}
+		/* A slot that is down restarts by itself. */
+		up++;
+		if ((w->state == POOL_IDLE || w->state == POOL_BUSY) &&
+		    w->njobs < (w->max_jobs ? w->max_jobs : 1) &&
+		    (best == NULL || w->njobs < best->njobs))
+			best = w;
+	}
+	*failedp = failed;
+	if (best != NULL || p->stopping || failed >= POOL_WS_FAILED ||
+	    up >= pool_ws_share(role))
+		return best;
+	w = pool_ws_spare(p, now);
+	if (w == NULL)
+		return NULL;
+	if (w->ondemand)
+		free((char *)w->workspace);
+	w->role = role;
+	w->provider = NULL;
+	w->path = p->ws_path[role];
+	w->workspace = xstrdup(workspace);
+	w->retired = 0;
+	w->failed_starts = failed;
+	w->idle_since = 0;
+	w->backoff_ms = p->min_ms;
+	w->restart_at = now;
+	w->used_at = now;
+	log_info("worker %u (%s) starts for workspace %s", w->idx,
+	    config_role_name(role), workspace);
+	(void)pool_spawn(p, w, now);
+	return NULL;
+}
+
+/* pool_ws_reset - forget the failed starts of workspace's workers. */
+void
+pool_ws_reset(struct pool *p, const char *workspace)
+{
+	unsigned k;
+
+	for (k = 0; k < p->n; k++)
+		if (p->w[k].workspace != NULL &&
+		    strcmp(p->w[k].workspace, workspace) == 0)
+			p->w[k].failed_starts = 0;
+}
+
+/* pool_retire_idle - stop the workspace workers idle for idle_ms. */
+unsigned
+pool_retire_idle(struct pool *p, uint64_t now, uint64_t idle_ms)
+{
+	unsigned k, n = 0;
+
+	for (k = 0; k < p->n; k++) {
+		struct pool_worker *w = &p->w[k];
+
+		if (!w->ondemand || w->retired)
+			continue;
+		if (w->state != POOL_IDLE)
+			w->idle_since = 0;
+		else if (w->idle_since == 0)
+			w->idle_since = now;
+		if (w->state == POOL_IDLE && now - w->idle_since >= idle_ms) {
+			log_info("worker %u (%s for %s) idle for %llu ms: "
+				 "stopped",
+			    w->idx, config_role_name(w->role), w->workspace,
+			    (unsigned long long)(now - w->idle_since));
+			w->retired = 1;
+			if (w->pid > 0)
+				kill(w->pid, SIGTERM);
+			pool_forget_key(p, w);
+			w->state = POOL_DYING;
+			w->ident.len = 0;
+			n++;
+		} else if (w->state == POOL_DOWN &&
+		    w->restart_at == UINT64_MAX &&
+		    now - w->used_at >= idle_ms) {
+			/* A workspace whose workers could not start is
+			 * forgotten after a while, like an idle one. */
+			w->retired = 1;
+			w->restart_at = UINT64_MAX;
+		}
+	}
 	return n;
 }

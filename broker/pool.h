@@ -86,6 +86,13 @@ struct pool_worker {
 	int secret_sent;
 	int warned; /* "cannot run" was logged */
 	int remote; /* a remote worker: no process, user is "r:NAME" */
+	/* A tool or fs worker started for a turn's workspace, not by the
+	 * settings (pool_for_workspace): workspace is its own copy. */
+	int ondemand;
+	int retired; /* stopped for idleness: down, never restarted */
+	uint64_t used_at; /* the last job given, or READY */
+	uint64_t idle_since; /* first seen idle by pool_retire_idle, or 0 */
+	unsigned failed_starts; /* processes that ended before READY */
 };
 
 struct pool {
@@ -96,14 +103,33 @@ struct pool {
 	char *home;
 	unsigned hb_ms, liveness, min_ms, max_ms;
 	unsigned remote_liveness; /* heartbeats a remote worker may miss */
-	unsigned cap; /* slots allocated: configured ones and remote ones */
 	unsigned ready_timeout_ms;
 	int stopping; /* pool_stop() was called: no more restarts */
 	pid_t broker_pid;
 	struct zap_keys *keys; /* where the workers' keys are admitted */
 	char server_key[ZSOCK_KEY_Z85 + 1]; /* the worker socket's public */
 	char **envp; /* the workers' environment */
+	unsigned cap; /* slots allocated: the configured, then spares for
+		       * workspaces and remote slots (never reallocated:
+		       * pointers stay) */
+	char *ws_path[CONFIG_NROLES]; /* the program of a workspace's
+				       * worker, per role */
 };
+
+/*
+ * Workers for a workspace: a turn's file tools go to fs workers and its
+ * commands to tool workers started for that one directory
+ * (--workspace), since each confines itself to the workspace it was
+ * started with.  At most this many of each per workspace, and this many
+ * slots for all workspaces together; an idle one is stopped after
+ * turns.workspaceIdleMs and its slot serves another workspace later.
+ */
+#define POOL_WS_FS 2
+#define POOL_WS_TOOL 1
+#define POOL_WS_SLOTS 32
+/* A workspace whose workers ended this many times in a row before READY
+ * cannot have one (the jail is unavailable). */
+#define POOL_WS_FAILED 2
 
 /*
  * The environment of every worker: only these variables of shirod's own
@@ -254,5 +280,29 @@ void pool_stop(struct pool *p);
 
 /* pool_alive - live worker processes (not yet reaped). */
 unsigned pool_alive(const struct pool *p);
+
+/*
+ * pool_for_workspace - a ready worker of role (CONFIG_ROLE_TOOL or
+ * CONFIG_ROLE_FS) serving workspace (an absolute, resolved path) with
+ * room for a job, or NULL.  When it returns NULL and fewer than the
+ * workspace's share are up or starting, one more is started (in a spare
+ * slot, or one retired); the caller asks again once a worker said READY.
+ * *failedp gets how many times in a row the workspace's workers of role
+ * ended before READY: at POOL_WS_FAILED nothing more is started for it
+ * until pool_ws_reset.
+ */
+struct pool_worker *pool_for_workspace(struct pool *p, enum config_role role,
+    const char *workspace, uint64_t now, unsigned *failedp);
+
+/* pool_ws_reset - forget the failed starts of workspace's workers, so
+ * that the next call tries again. */
+void pool_ws_reset(struct pool *p, const char *workspace);
+
+/*
+ * pool_retire_idle - stop (SIGTERM) every workspace worker idle for
+ * idle_ms; its slot is retired until a workspace needs one.  Returns how
+ * many were stopped.
+ */
+unsigned pool_retire_idle(struct pool *p, uint64_t now, uint64_t idle_ms);
 
 #endif

@@ -17,6 +17,7 @@
 #include "proto/err.h"
 #include "proto/utf8.h"
 #include "proto/xmalloc.h"
+#include "tools/tool.h"
 
 #include "prompt.h"
 
@@ -64,6 +65,11 @@ static const char prompt_text[] =
     "the names, paths, numbers and errors that matter, not only the "
     "conclusion.\n"
     "- Keep replies as short as the answer allows.\n"
+    "- The file tools and bash work in the working directory the "
+    "per-turn state names. Read before you edit; run the tests after. "
+    "A call that writes or runs a command may wait for the user's "
+    "approval; a denied call says why: take another way or ask, never "
+    "work around it.\n"
     "- A task of several steps: todo_write its steps and keep the list "
     "current. What later turns should know about the project: remember "
     "it.\n"
@@ -84,7 +90,8 @@ static const char prompt_text[] =
     "survives.\n"
     "- Write the line alone: no preamble, no quotes, no line breaks.\n";
 
-/* The tools.  Issue by issue this table grows; the turn serves each. */
+/* The tools the broker serves (turn.c's turn_tools), first in every
+ * request; the workspace's tools of the catalogue (tools/) follow. */
 static const struct prompt_tool prompt_tool_list[] = {
     {"zoom",
 	"Open a line of the view: zoom(id, n) on the line id+n. For n > 1 "
@@ -148,12 +155,37 @@ prompt_system(void)
 	return prompt_text;
 }
 
-/* prompt_tools - the tools, *np of them (static). */
+/* The broker's tools and the catalogue's, made once. */
+#define PROMPT_TOOLS_MAX 64
+static struct prompt_tool prompt_all[PROMPT_TOOLS_MAX];
+static size_t prompt_nall;
+
+/* prompt_tools - the tools, *np of them (static): the broker's own,
+ * then every tool of the catalogue with its own description and schema,
+ * in the catalogue's order (the same bytes in every request). */
 const struct prompt_tool *
 prompt_tools(size_t *np)
 {
-	*np = sizeof(prompt_tool_list) / sizeof(prompt_tool_list[0]);
-	return prompt_tool_list;
+	const struct tool_def *def;
+	size_t k;
+
+	if (prompt_nall == 0) {
+		for (k = 0; k < sizeof(prompt_tool_list) /
+			     sizeof(prompt_tool_list[0]) &&
+		     prompt_nall < PROMPT_TOOLS_MAX;
+		     k++)
+			prompt_all[prompt_nall++] = prompt_tool_list[k];
+		for (k = 0; (def = tool_at(k)) != NULL &&
+		     prompt_nall < PROMPT_TOOLS_MAX;
+		     k++) {
+			prompt_all[prompt_nall].name = def->name;
+			prompt_all[prompt_nall].description = def->description;
+			prompt_all[prompt_nall].schema = def->schema;
+			prompt_nall++;
+		}
+	}
+	*np = prompt_nall;
+	return prompt_all;
 }
 
 /* prompt_turn_line - the line before a turn's message (D11). */

@@ -10,10 +10,10 @@
  * AGENTS.md of each workspace the settings trust, read once when shirod
  * starts (prompt_instructions).
  *
- * The tools are a table that grows: a name, what the model reads about
- * it, and its JSON Schema as JSON text.  The turn (turn.c) serves each
- * by name; the broker's own tools read the store, later ones will run in
- * workers.
+ * The tools: a name, what the model reads about it, and its JSON Schema
+ * as JSON text.  The broker's own tools (turn.c serves them from the
+ * store) come first, then the workspace's tools of the catalogue
+ * (tools/tool.h: its descriptions and schemas), which run in workers.
  */
 #ifndef SHIRO_BROKER_PROMPT_H
 #define SHIRO_BROKER_PROMPT_H

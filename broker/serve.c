@@ -1,6 +1,6 @@
 /*
  * serve.c - what clients ask of shirod: hello, send, status, memory, zoom,
- * log, stop, ping, bye.  Answers are documents (REPLY doc) whose fields
+ * log, stop, ping, bye, and a turn's approve and interrupt.  Answers are documents (REPLY doc) whose fields
  * docs/architecture.md lists; events go through out_publish().
  *
  * SENDs read in one poll round are logged together (one fsync for all,
@@ -139,6 +139,13 @@ serve_queue_send(struct broker *b, const struct msg_ident *from,
 		    "a message key may not be empty or hold '/'");
 		return;
 	}
+	if (msg_get_str(*mp, "approvals", &key, NULL) == 0 &&
+	    strcmp(key, "ask") != 0 && strcmp(key, "deny") != 0 &&
+	    strcmp(key, "yolo") != 0) {
+		out_error(b, from, rid, "approvals",
+		    "approvals is ask, deny or yolo, not \"%.8s\"", key);
+		return;
+	}
 	(void)msg_get_bool(*mp, "turn", &turn);
 	if (b->nsends == b->sends_cap) {
 		b->sends_cap = b->sends_cap ? 2 * b->sends_cap : 64;
@@ -242,22 +249,42 @@ static void
 serve_turn(struct broker *b, const struct serve_send *s, uint64_t id,
     struct plan_line *pinned, size_t npinned, uint64_t now)
 {
-	const char *text = "", *cwd = NULL;
+	const char *text = "";
+	struct turn_ask a = {NULL, NULL};
 	size_t len = 0;
 
 	(void)msg_get_str(s->m, "text", &text, &len);
-	(void)msg_get_str(s->m, "cwd", &cwd, NULL);
+	if (msg_get_str(s->m, "cwd", &a.cwd, NULL) != 0)
+		a.cwd = NULL;
+	if (msg_get_str(s->m, "approvals", &a.approvals, NULL) != 0)
+		a.approvals = NULL;
 	turn_asked(
-	    b, &s->from, s->rid, id, text, len, cwd, pinned, npinned, now);
+	    b, &s->from, s->rid, id, text, len, pinned, npinned, &a, now);
 }
 
-/* serve_append_own - log what shirod itself writes (see broker.h). */
+/* serve_hand - s's user message (first id) was logged without turn: a
+ * running turn gets it between its steps (rule 46). */
+static void
+serve_hand(struct broker *b, const struct serve_send *s, uint64_t id)
+{
+	const char *text = "", *kind = "";
+	size_t len = 0;
+
+	(void)msg_get_str(s->m, "kind", &kind, NULL);
+	if (strcmp(kind, "user") != 0)
+		return;
+	(void)msg_get_str(s->m, "text", &text, &len);
+	(void)turn_hand(b, id, text, len);
+}
+
+/* serve_append_keyed - log what shirod itself writes, with a key (see
+ * broker.h). */
 int
-serve_append_own(struct broker *b, enum store_kind kind, const char *text,
-    size_t len, uint64_t *firstp)
+serve_append_keyed(struct broker *b, enum store_kind kind, const char *text,
+    size_t len, const char *key, uint64_t *firstp, int *dupp)
 {
 	struct store_msg_in in;
-	uint64_t first = 0;
+	uint64_t first = 0, t0 = store_count(b->store);
 	size_t count = 0;
 	int rc;
 
@@ -265,6 +292,9 @@ serve_append_own(struct broker *b, enum store_kind kind, const char *text,
 	in.kind = kind;
 	in.text = text;
 	in.len = len;
+	in.key = key;
+	if (dupp != NULL)
+		*dupp = 0;
 	rc = store_append_long(b->store, &in, &first, &count);
 	if (rc != 0) {
 		log_warnx("a %s message of %zu bytes was not logged: %s",
@@ -273,8 +303,22 @@ serve_append_own(struct broker *b, enum store_kind kind, const char *text,
 	}
 	if (firstp != NULL)
 		*firstp = first;
+	if (first < t0 || count == 0) {
+		/* Its key was logged before: nothing new. */
+		if (dupp != NULL)
+			*dupp = 1;
+		return 0;
+	}
 	serve_pages(b, store_kind_name(kind), first, count);
 	return 0;
+}
+
+/* serve_append_own - log what shirod itself writes (see broker.h). */
+int
+serve_append_own(struct broker *b, enum store_kind kind, const char *text,
+    size_t len, uint64_t *firstp)
+{
+	return serve_append_keyed(b, kind, text, len, NULL, firstp, NULL);
 }
 
 /* serve_flush_long - log one SEND too long for a page (rule 10). */
@@ -314,6 +358,8 @@ serve_flush_long(struct broker *b, struct serve_send *s, uint64_t now)
 	serve_pages(b, kind, first, count);
 	if (s->turn)
 		serve_turn(b, s, first, pinned, npinned, now);
+	else
+		serve_hand(b, s, first);
 	free(pinned);
 }
 
@@ -418,6 +464,8 @@ serve_flush_batch(
 		    b, kind, ids[s], leaf[k] != NULL, in[s].text, in[s].len);
 		if (v[k].turn)
 			serve_turn(b, &v[k], ids[s], pinned, npinned, now);
+		else
+			serve_hand(b, &v[k], ids[s]);
 		free(pinned);
 	}
 out:
@@ -613,7 +661,10 @@ serve_status(struct broker *b, struct msg_val *doc)
 			msg_val_set_str(v, "provider", w->provider);
 		else
 			msg_val_set_nil(v, "provider");
-		msg_val_set_str(v, "state", pool_state_name(w->state));
+		msg_val_set_str(v, "state",
+		    w->retired ? "retired" : pool_state_name(w->state));
+		if (w->workspace != NULL && !w->retired)
+			msg_val_set_str(v, "workspace", w->workspace);
 		msg_val_set_int(v, "pid", w->pid);
 		if (w->remote)
 			msg_val_set_str(v, "remote",
@@ -647,6 +698,8 @@ serve_status(struct broker *b, struct msg_val *doc)
 		msg_val_set_nil(v, "compaction_model");
 	msg_val_set_bool(v, "running", b->turn != NULL);
 	msg_val_set_int(v, "done", (int64_t)b->turns_done);
+	msg_val_set_int(v, "tool_calls", (int64_t)b->tool_calls);
+	msg_val_set_int(v, "spend_today_uusd", (int64_t)b->spend_uusd);
 	msg_val_set_int(v, "prompt_bytes", (int64_t)request_base_bytes(&b->rb));
 	v = msg_val_set_map(doc, "gate");
 	msg_val_set_int(v, "writing", (int64_t)gate_writing(&b->gate));
@@ -904,6 +957,22 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		msg_set_int(r, "rid", (int64_t)rid);
 		msg_set_int(r, "seq", (int64_t)b->clients.seq);
 		serve_answer(b, from, &r);
+		break;
+	case MSG_APPROVE:
+	case MSG_INTERRUPT:
+		/* A person at an attached client decides (as for STOP): one
+		 * that said HELLO on this connection. */
+		if (cl == NULL || !cl->attached) {
+			out_error(b, from, rid, "hello",
+			    "only an attached client may %s: say HELLO first",
+			    t == MSG_APPROVE ? "answer an approval"
+					     : "interrupt a turn");
+			break;
+		}
+		if (t == MSG_APPROVE)
+			turn_approve(b, from, cl->name, rid, m, timer_now());
+		else
+			turn_interrupt(b, from, rid, m, timer_now());
 		break;
 	case MSG_BYE:
 		if (cl != NULL)

@@ -297,6 +297,8 @@ supervise_tick(struct broker *b, uint64_t now)
 	pool_tick(&b->pool, now, jobs, 64, &nj);
 	for (k = 0; k < nj; k++)
 		compact_requeue(b, jobs[k]);
+	/* A workspace's tool and fs workers stop once idle for a while. */
+	(void)pool_retire_idle(&b->pool, now, b->cfg.turns.workspace_idle_ms);
 	compact_overdue(b, now);
 	hb = msg_new(MSG_HEARTBEAT);
 	for (k = 0; k < b->pool.n; k++) {

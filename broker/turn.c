@@ -1,5 +1,7 @@
 /*
- * turn.c - the turn: settle, call, tools, next step, done (see turn.h).
+ * turn.c - the turn: settle, call, tools, next step, done (see turn.h);
+ * its requests, pruned on the wire when long; its limits; the broker's
+ * own tools.  The tool calls themselves are call.c's.
  *
  * Everything a worker sends back is untrusted: a reply's parts are
  * checked before they are passed on to the next call (request.c), its
@@ -9,9 +11,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/render.h"
@@ -19,6 +23,7 @@
 #include "proto/err.h"
 #include "proto/log.h"
 #include "proto/xmalloc.h"
+#include "tools/perm.h"
 
 #include "broker.h"
 #include "notes.h"
@@ -26,83 +31,20 @@
 #include "provider.h"
 #include "request.h"
 #include "turn.h"
+#include "turn_int.h"
 
 /* The most bytes of an image zoom(id, 1) passes on (one BIN value). */
 #define TURN_IMAGE_MAX (1u << 20)
-/* The most bytes of a tool's result shown in its event. */
-#define TURN_EVENT_RESULT 2048
 
-enum turn_state { TURN_SETTLE, TURN_CALL, TURN_DONE };
+/* turn_us - a monotonic clock in microseconds. */
+uint64_t
+turn_us(void)
+{
+	struct timespec ts;
 
-/* A SEND that asked for this turn; each gets the turn's end. */
-struct turn_asker {
-	struct msg_ident from;
-	uint64_t rid;
-	uint64_t id;
-};
-
-/* A user's message handed to the turn while it ran (rule 46). */
-struct turn_handed {
-	uint64_t id;
-	char *text;
-	size_t len;
-};
-
-/* An image of a zoomed message. */
-struct turn_image {
-	const char *media;
-	char *data;
-	size_t len;
-};
-
-/* The result of one tool call. */
-struct turn_out {
-	char *id; /* the tool_use id it answers */
-	char *text;
-	size_t len;
-	int error;
-	struct turn_image *images;
-	size_t nimages;
-};
-
-/* One step: the model's reply, then what went back to it. */
-struct turn_step {
-	struct msg *reply; /* a holder of data.content: the checked parts */
-	struct turn_out *outs;
-	size_t nouts;
-	struct turn_handed *handed;
-	size_t nhanded;
-};
-
-struct turn {
-	enum turn_state state;
-	uint64_t id; /* the first message answered */
-	struct turn_asker *askers;
-	size_t naskers;
-	struct plan_line *pinned; /* the view before the message */
-	size_t npinned;
-	char *text; /* the message whole */
-	size_t len;
-	uint64_t deadline;
-	struct turn_handed *early; /* handed before the first call */
-	size_t nearly;
-	struct turn_handed *handed; /* waiting for the next step */
-	size_t nhanded;
-	struct request_view view; /* rendered once settled */
-	size_t extra; /* the view's lookback mark, decided once */
-	size_t cut_lines; /* lines shown from their cut input (D10) */
-	struct turn_step *steps;
-	size_t nsteps;
-	uint64_t job; /* the call in flight, 0 when none */
-	int worker; /* its slot, -1 while it waits for one */
-	uint64_t sent_at;
-	int started, streamed, resent;
-	unsigned calls; /* calls sent */
-	struct buf reply; /* the text of every step */
-	struct usage_tokens usage;
-	const char *stop;
-	struct notes_turn *notes; /* its project's notes and tasks (notes.c) */
-};
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
 
 /* turn_handed_free - release a list of handed messages. */
 static void
@@ -120,7 +62,7 @@ static void
 turn_destroy(struct turn **tp)
 {
 	struct turn *t = *tp;
-	size_t k, j, i;
+	size_t k, j;
 
 	if (t == NULL)
 		return;
@@ -128,14 +70,9 @@ turn_destroy(struct turn **tp)
 		struct turn_step *s = &t->steps[k];
 
 		msg_destroy(&s->reply);
-		for (j = 0; j < s->nouts; j++) {
-			free(s->outs[j].id);
-			free(s->outs[j].text);
-			for (i = 0; i < s->outs[j].nimages; i++)
-				free(s->outs[j].images[i].data);
-			free(s->outs[j].images);
-		}
-		free(s->outs);
+		for (j = 0; j < s->ncalls; j++)
+			call_free(&s->calls[j]);
+		free(s->calls);
 		turn_handed_free(s->handed, s->nhanded);
 	}
 	free(t->steps);
@@ -144,6 +81,9 @@ turn_destroy(struct turn **tp)
 	request_view_free(&t->view);
 	notes_turn_destroy(&t->notes);
 	buf_free(&t->reply);
+	perm_turn_destroy(&t->pt);
+	free(t->workspace);
+	free(t->ws_why);
 	free(t->askers);
 	free(t->pinned);
 	free(t->text);
@@ -174,7 +114,7 @@ turn_hand_add(struct turn_handed **v, size_t *n, uint64_t id, const char *text,
 }
 
 /* turn_event - a new EVENT ev of the turn t. */
-static struct msg *
+struct msg *
 turn_event(const struct turn *t, const char *ev)
 {
 	struct msg *m = msg_new(MSG_EVENT);
@@ -185,7 +125,7 @@ turn_event(const struct turn *t, const char *ev)
 }
 
 /* turn_notice - publish a notice of the turn. */
-static void
+void
 turn_notice(
     struct broker *b, const struct turn *t, const char *code, const char *text)
 {
@@ -227,8 +167,17 @@ turn_done_event(
 	d = msg_set_map(ev, "data");
 	turn_usage_map(msg_val_set_map(d, "usage"), &t->usage);
 	msg_val_set_int(d, "steps", (int64_t)t->nsteps);
+	msg_val_set_int(d, "tool_calls", (int64_t)t->ncalls);
+	msg_val_set_int(d, "denied", (int64_t)t->denied);
+	msg_val_set_int(d, "tool_us", (int64_t)t->tool_us);
+	msg_val_set_int(d, "model_us", (int64_t)t->model_us);
+	msg_val_set_int(d, "cost_uusd", (int64_t)t->spent_uusd);
 	if (t->stop != NULL)
 		msg_val_set_str(d, "stop", t->stop);
+	if (t->limit != NULL)
+		msg_val_set_str(d, "limit", t->limit);
+	if (t->workspace != NULL)
+		msg_val_set_str(d, "workspace", t->workspace);
 	if (p != NULL) {
 		msg_val_set_str(d, "provider", p->name);
 		if (b->cfg.turns.model != NULL)
@@ -242,12 +191,33 @@ turn_done_event(
 	return ev;
 }
 
+/* turn_cancel_call - the model call in flight is canceled (its worker
+ * takes it as over; a late answer is ignored). */
+static void
+turn_cancel_call(struct broker *b, struct turn *t)
+{
+	if (t->job == 0)
+		return;
+	(void)gate_done(&b->gate, t->job);
+	if (t->worker >= 0 && (unsigned)t->worker < b->pool.n &&
+	    pool_holds(&b->pool.w[t->worker], t->job)) {
+		struct msg *c = msg_new(MSG_CANCEL);
+
+		msg_set_int(c, "job", (int64_t)t->job);
+		(void)msg_send(b->wsock, c, &b->pool.w[t->worker].ident);
+		msg_destroy(&c);
+		(void)pool_done(&b->pool.w[t->worker], t->job);
+	}
+	t->job = 0;
+	t->worker = -1;
+}
+
 /*
  * turn_end - the turn ends with code (ok, no_model, unreachable, model,
- * stopping): every attached client gets the `done` event, and an asker
- * that is not attached gets it too.
+ * stopping, stopped, limit, jail): every attached client gets the `done`
+ * event, and an asker that is not attached gets it too.
  */
-static void
+void
 turn_end(struct broker *b, const char *code, const char *text)
 {
 	struct turn *t = b->turn;
@@ -256,19 +226,13 @@ turn_end(struct broker *b, const char *code, const char *text)
 
 	if (t == NULL)
 		return;
-	if (t->job != 0) {
-		(void)gate_done(&b->gate, t->job);
-		if (t->worker >= 0 && (unsigned)t->worker < b->pool.n &&
-		    pool_holds(&b->pool.w[t->worker], t->job)) {
-			struct msg *c = msg_new(MSG_CANCEL);
-
-			msg_set_int(c, "job", (int64_t)t->job);
-			(void)msg_send(
-			    b->wsock, c, &b->pool.w[t->worker].ident);
-			msg_destroy(&c);
-			(void)pool_done(&b->pool.w[t->worker], t->job);
-		}
-	}
+	turn_cancel_call(b, t);
+	/* Whatever still runs ends here, with its echo logged. */
+	call_abandon(b, t);
+	/* The turn's tool lines are all answered now; the day's spend is
+	 * kept for the next start. */
+	if (t->first_tool != TURN_NONE || b->spend_saved != b->spend_uusd)
+		call_state_save(b, TURN_NONE);
 	t->state = TURN_DONE;
 	ev = turn_done_event(b, t, code, text);
 	out_publish(b, &ev);
@@ -284,9 +248,9 @@ turn_end(struct broker *b, const char *code, const char *text)
 		(void)out_send_client(b, &t->askers[k].from, ev);
 		msg_destroy(&ev);
 	}
-	log_info("turn of message %llu: %s after %zu steps (%llu in, %llu "
-		 "out, %llu cached)",
-	    (unsigned long long)t->id, code, t->nsteps,
+	log_info("turn of message %llu: %s after %zu steps and %u tool calls "
+		 "(%llu in, %llu out, %llu cached)",
+	    (unsigned long long)t->id, code, t->nsteps, t->ncalls,
 	    (unsigned long long)t->usage.v[0],
 	    (unsigned long long)t->usage.v[1],
 	    (unsigned long long)t->usage.v[2]);
@@ -413,6 +377,26 @@ turn_render(struct broker *b, struct turn *t)
 	return rc;
 }
 
+/*
+ * turn_state - the per-turn state, after the view and before the Turn:
+ * line (rule 51): never in the system prompt, so the cache's prefix
+ * through the view holds.  Each part of the state is one paragraph.
+ */
+static void
+turn_state(const struct turn *t, struct buf *out)
+{
+	if (t->workspace != NULL)
+		buf_printf(out,
+		    "Working directory: %s (the file tools' paths are "
+		    "relative to it; commands run in it).\n\n",
+		    t->workspace);
+	else
+		buf_printf(out,
+		    "No working directory: %s. The file tools and commands "
+		    "cannot run in this turn.\n\n",
+		    t->ws_why != NULL ? t->ws_why : "none was given");
+}
+
 /* turn_tail - the first message's last part: the view's end, the
  * per-turn state, the Turn: line and the message whole (rules 49, 51,
  * D11). */
@@ -422,6 +406,7 @@ turn_tail(const struct turn *t, struct buf *out)
 	size_t k;
 
 	buf_adds(out, "</chat>\n\n");
+	turn_state(t, out);
 	notes_turn_state(t->notes, out);
 	prompt_turn_line(out);
 	buf_addc(out, '\n');
@@ -435,16 +420,273 @@ turn_tail(const struct turn *t, struct buf *out)
 	}
 }
 
+/* The text a pruned result is replaced by, at most. */
+#define TURN_PRUNED_TEXT 120
+
+/* What a request leaves out of the turn's own messages (spec 000's
+ * pruning): thinking of every step but the last, then the results of
+ * the oldest steps (replaced by where the chat has them), then the
+ * oldest steps whole; never the last step, never half of a call and its
+ * result. */
+struct turn_prune {
+	int thinking; /* leave out the thinking of steps before the last */
+	size_t shrunk; /* steps [0, shrunk) have their results replaced */
+	size_t dropped; /* steps [0, dropped) are left out */
+	size_t bytes; /* the turn's own bytes as sent */
+};
+
+/* turn_step_bytes - what step s adds to a request, by part: its
+ * thinking, the rest of its reply, its results, its handed texts. */
+static void
+turn_step_bytes(const struct turn_step *s, size_t *thinking, size_t *rest,
+    size_t *results, size_t *handed)
+{
+	const struct msg_val *d, *parts;
+	size_t k, i;
+
+	*thinking = *rest = *results = *handed = 0;
+	if (msg_get_map(s->reply, "data", &d) == 0 &&
+	    (parts = msg_val_get(d, "content")) != NULL) {
+		for (k = 0; k < parts->u.a.n; k++) {
+			const struct msg_val *p = parts->u.a.items[k];
+			const char *type = msg_val_str(p, "type");
+			static const char *const keys[] = {
+			    "text", "signature", "name", "input", "id"};
+
+			for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+				const struct msg_val *v =
+				    msg_val_get(p, keys[i]);
+
+				if (v == NULL || v->type != MSG_V_STR)
+					continue;
+				if (strcmp(type, "thinking") == 0)
+					*thinking += v->u.s.len;
+				else
+					*rest += v->u.s.len;
+			}
+		}
+	}
+	for (k = 0; k < s->ncalls; k++) {
+		*results += s->calls[k].out.len;
+		for (i = 0; i < s->calls[k].out.nimages; i++)
+			*results += s->calls[k].out.images[i].len;
+	}
+	for (k = 0; k < s->nhanded; k++)
+		*handed += s->handed[k].len;
+}
+
+/* turn_prune_plan - what to leave out so that the turn's own parts fit
+ * in limit bytes (as far as leaving out can take them). */
+static void
+turn_prune_plan(const struct turn *t, size_t limit, struct turn_prune *pr)
+{
+	size_t k, th, rest, res, hd, total = 0, n = t->nsteps;
+
+	memset(pr, 0, sizeof(*pr));
+	for (k = 0; k < n; k++) {
+		turn_step_bytes(&t->steps[k], &th, &rest, &res, &hd);
+		total += th + rest + res + hd;
+	}
+	if (total > limit && n > 1) {
+		pr->thinking = 1;
+		for (k = 0; k + 1 < n; k++) {
+			turn_step_bytes(&t->steps[k], &th, &rest, &res, &hd);
+			total -= th;
+		}
+	}
+	for (k = 0; total > limit && k + 1 < n; k++) {
+		turn_step_bytes(&t->steps[k], &th, &rest, &res, &hd);
+		total -= res;
+		total += t->steps[k].ncalls * TURN_PRUNED_TEXT;
+		pr->shrunk = k + 1;
+	}
+	for (k = 0; total > limit && k + 1 < n; k++) {
+		turn_step_bytes(&t->steps[k], &th, &rest, &res, &hd);
+		total -= rest + hd + t->steps[k].ncalls * TURN_PRUNED_TEXT;
+		pr->dropped = k + 1;
+	}
+	pr->bytes = total;
+}
+
+/* turn_prune_note - tell the model what this request leaves out, and
+ * give it the user's words of the steps left out. */
+static void
+turn_prune_note(
+    const struct turn *t, const struct turn_prune *pr, struct buf *out)
+{
+	uint64_t lo = TURN_NONE, hi = 0;
+	size_t k, j;
+
+	buf_printf(out,
+	    "\n\n(shiro: this turn has made %zu model calls. To keep this "
+	    "request short, the thinking of the steps before the last is "
+	    "left out",
+	    t->nsteps);
+	if (pr->shrunk > pr->dropped)
+		buf_printf(out,
+		    "; the results of the tool calls of steps %zu to %zu are "
+		    "replaced by the number of the chat message that holds "
+		    "each (zoom(id, 1) shows it)",
+		    pr->dropped + 1, pr->shrunk);
+	for (k = 0; k < pr->dropped; k++)
+		for (j = 0; j < t->steps[k].ncalls; j++) {
+			const struct turn_call *c = &t->steps[k].calls[j];
+
+			if (c->msg != TURN_NONE && c->msg < lo)
+				lo = c->msg;
+			if (c->echo != TURN_NONE && c->echo > hi)
+				hi = c->echo;
+		}
+	if (pr->dropped > 0 && lo != TURN_NONE && hi >= lo)
+		buf_printf(out,
+		    "; steps 1 to %zu are left out whole: their tool calls "
+		    "and results are messages %llu to %llu of the chat",
+		    pr->dropped, (unsigned long long)lo,
+		    (unsigned long long)hi);
+	else if (pr->dropped > 0)
+		buf_printf(
+		    out, "; steps 1 to %zu are left out whole", pr->dropped);
+	buf_adds(out, ". Nothing is lost: the chat keeps all of it.)");
+	for (k = 0; k < pr->dropped; k++)
+		for (j = 0; j < t->steps[k].nhanded; j++) {
+			buf_printf(out,
+			    "\n\nThe user sent this message (%llu) while you "
+			    "were working:\n",
+			    (unsigned long long)t->steps[k].handed[j].id);
+			buf_add(out, t->steps[k].handed[j].text,
+			    t->steps[k].handed[j].len);
+		}
+}
+
+/* turn_step_parts - step k of t as an assistant message and a user
+ * message, as pr leaves it; the last part added into *lastp. */
+static void
+turn_step_parts(const struct turn *t, size_t k, const struct turn_prune *pr,
+    struct msg_val *msgs, struct msg_val **lastp)
+{
+	const struct turn_step *s = &t->steps[k];
+	const struct msg_val *d, *parts;
+	struct msg_val *content = NULL, *part;
+	int last_step = k + 1 == t->nsteps;
+	size_t j, i;
+
+	if (msg_get_map(s->reply, "data", &d) == 0 &&
+	    (parts = msg_val_get(d, "content")) != NULL && parts->u.a.n > 0) {
+		for (j = 0; j < parts->u.a.n; j++) {
+			const struct msg_val *p = parts->u.a.items[j];
+
+			/* Left out, the thinking's text and tool calls go on
+			 * as they are: they carry no item of the provider's
+			 * that needs it (spec 000's first 400). */
+			if (pr->thinking && !last_step &&
+			    strcmp(msg_val_str(p, "type"), "thinking") == 0)
+				continue;
+			if (content == NULL)
+				content = request_message(msgs, "assistant");
+			(void)msg_val_add_copy(content, p);
+		}
+	}
+	if (s->ncalls == 0 && s->nhanded == 0)
+		return;
+	if (content == NULL) {
+		/* A reply that was only thinking, left out: an empty
+		 * assistant message would be refused. */
+		content = request_message(msgs, "assistant");
+		request_text_part(content, "(thinking)", 10, 0);
+	}
+	content = request_message(msgs, "user");
+	for (j = 0; j < s->ncalls; j++) {
+		const struct turn_call *c = &s->calls[j];
+		char note[TURN_PRUNED_TEXT];
+
+		part = msg_val_add_map(content);
+		msg_val_set_str(part, "type", "tool_result");
+		msg_val_set_str(part, "id", c->out.id);
+		if (k < pr->shrunk) {
+			if (c->echo != TURN_NONE)
+				snprintf(note, sizeof(note),
+				    "(left out of this request to keep it "
+				    "short: it is message %llu of the chat)",
+				    (unsigned long long)c->echo);
+			else
+				snprintf(note, sizeof(note),
+				    "(left out of this request to keep it "
+				    "short)");
+			msg_val_set_str(part, "text", note);
+		} else {
+			msg_val_set_strn(part, "text", c->out.text, c->out.len);
+		}
+		if (c->out.error)
+			msg_val_set_bool(part, "error", true);
+		*lastp = part;
+	}
+	for (j = 0; k >= pr->shrunk && j < s->ncalls; j++) {
+		const struct turn_out *o = &s->calls[j].out;
+
+		for (i = 0; i < o->nimages; i++) {
+			part = msg_val_add_map(content);
+			msg_val_set_str(part, "type", "image");
+			msg_val_set_str(part, "media", o->images[i].media);
+			msg_val_set_bin(
+			    part, "data", o->images[i].data, o->images[i].len);
+			*lastp = part;
+		}
+	}
+	for (j = 0; j < s->nhanded; j++) {
+		struct buf h = BUF_INIT;
+
+		buf_printf(&h,
+		    "The user sent this message (%llu) while you "
+		    "were working:\n",
+		    (unsigned long long)s->handed[j].id);
+		buf_add(&h, s->handed[j].text, s->handed[j].len);
+		*lastp = request_text_part(content, h.data, h.len, 0);
+		buf_free(&h);
+	}
+}
+
+/* turn_pruned_notice - tell the clients when the pruning goes a stage
+ * further (thinking, then results, then whole steps). */
+static void
+turn_pruned_notice(
+    struct broker *b, struct turn *t, const struct turn_prune *pr)
+{
+	int level = pr->thinking + (pr->shrunk > 0) + (pr->dropped > 0);
+	struct msg *ev;
+	struct msg_val *d;
+	char text[240];
+
+	if (level <= t->prune_level)
+		return;
+	t->prune_level = level;
+	snprintf(text, sizeof(text),
+	    "the turn's %zu steps are pruned on the wire to %zu bytes: "
+	    "thinking left out%s%s; the chat keeps everything",
+	    t->nsteps, pr->bytes,
+	    pr->shrunk > 0 ? ", the oldest results replaced by pointers" : "",
+	    pr->dropped > 0 ? ", the oldest steps left out" : "");
+	ev = turn_event(t, "notice");
+	msg_set_str(ev, "code", "pruned");
+	msg_set_str(ev, "text", text);
+	d = msg_set_map(ev, "data");
+	msg_val_set_int(d, "steps", (int64_t)t->nsteps);
+	msg_val_set_int(d, "shrunk", (int64_t)pr->shrunk);
+	msg_val_set_int(d, "dropped", (int64_t)pr->dropped);
+	msg_val_set_int(d, "bytes", (int64_t)pr->bytes);
+	out_publish(b, &ev);
+}
+
 /* turn_job - the JOB of the turn's next call. */
 static struct msg *
 turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 {
 	const struct config_provider *p = turn_provider(b);
-	struct msg_val *data, *req, *msgs, *content, *part, *last;
+	struct msg_val *data, *req, *msgs, *content, *last;
 	struct buf tail = BUF_INIT;
+	struct turn_prune pr;
 	struct msg *m;
 	uint64_t markhash, mh;
-	size_t k, j, i;
+	size_t k;
 
 	m = msg_new(MSG_JOB);
 	msg_set_int(m, "job", (int64_t)t->job);
@@ -459,54 +701,14 @@ turn_job(struct broker *b, struct turn *t, uint64_t *keys, size_t *nkeys)
 	(void)request_view_parts(
 	    content, &t->view, t->extra, &b->rb, &markhash);
 	turn_tail(t, &tail);
+	turn_prune_plan(t, b->cfg.turns.prune_bytes, &pr);
+	if (pr.thinking)
+		turn_prune_note(t, &pr, &tail);
 	last = request_text_part(content, tail.data, tail.len, 0);
 	buf_free(&tail);
-	for (k = 0; k < t->nsteps; k++) {
-		const struct turn_step *s = &t->steps[k];
-		const struct msg_val *d, *parts;
-
-		if (msg_get_map(s->reply, "data", &d) == 0 &&
-		    (parts = msg_val_get(d, "content")) != NULL &&
-		    parts->u.a.n > 0)
-			(void)request_copy_parts(
-			    request_message(msgs, "assistant"), parts);
-		if (s->nouts == 0 && s->nhanded == 0)
-			continue;
-		content = request_message(msgs, "user");
-		for (j = 0; j < s->nouts; j++) {
-			part = msg_val_add_map(content);
-			msg_val_set_str(part, "type", "tool_result");
-			msg_val_set_str(part, "id", s->outs[j].id);
-			msg_val_set_strn(
-			    part, "text", s->outs[j].text, s->outs[j].len);
-			if (s->outs[j].error)
-				msg_val_set_bool(part, "error", true);
-			last = part;
-		}
-		for (j = 0; j < s->nouts; j++) {
-			for (i = 0; i < s->outs[j].nimages; i++) {
-				part = msg_val_add_map(content);
-				msg_val_set_str(part, "type", "image");
-				msg_val_set_str(
-				    part, "media", s->outs[j].images[i].media);
-				msg_val_set_bin(part, "data",
-				    s->outs[j].images[i].data,
-				    s->outs[j].images[i].len);
-				last = part;
-			}
-		}
-		for (j = 0; j < s->nhanded; j++) {
-			struct buf h = BUF_INIT;
-
-			buf_printf(&h,
-			    "The user sent this message (%llu) while you "
-			    "were working:\n",
-			    (unsigned long long)s->handed[j].id);
-			buf_add(&h, s->handed[j].text, s->handed[j].len);
-			last = request_text_part(content, h.data, h.len, 0);
-			buf_free(&h);
-		}
-	}
+	for (k = pr.dropped; k < t->nsteps; k++)
+		turn_step_parts(t, k, &pr, msgs, &last);
+	turn_pruned_notice(b, t, &pr);
 	/* One mark at the request's end: the next step reads all of this
 	 * one from the cache (the earlier end's entry is a few parts back,
 	 * well within the lookback).  With the system's, the view's and the
@@ -538,6 +740,7 @@ turn_send(struct broker *b, uint64_t now)
 	struct msg *m;
 	int rc;
 
+	t->state = TURN_CALL;
 	if (t->job == 0)
 		t->job = ++b->next_job;
 	t->worker = -1;
@@ -562,8 +765,131 @@ turn_send(struct broker *b, uint64_t now)
 	t->worker = (int)w->idx;
 	t->sent_at = now;
 	t->calls++;
+	t->model_us -= turn_us();
 	pool_assign(w, t->job, now);
 	gate_sent(&b->gate, t->job, keys, nkeys, now);
+}
+
+/* turn_today - the local date as YYYY-MM-DD into out (16 bytes). */
+static void
+turn_today(char *out, size_t len)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (localtime_r(&now, &tm) == NULL ||
+	    strftime(out, len, "%Y-%m-%d", &tm) == 0)
+		snprintf(out, len, "unknown");
+}
+
+/* turn_spend_day - the day's spend so far (a new day starts at 0). */
+static unsigned long long
+turn_spend_day(struct broker *b)
+{
+	char today[16];
+
+	turn_today(today, sizeof(today));
+	if (strcmp(today, b->spend_day) != 0) {
+		snprintf(b->spend_day, sizeof(b->spend_day), "%s", today);
+		b->spend_uusd = 0;
+	}
+	return b->spend_uusd;
+}
+
+/* turn_over_limit - the limit the turn has reached, or NULL: its step
+ * cap, its token budget, its spend ceiling, the day's. */
+static const char *
+turn_over_limit(struct broker *b, const struct turn *t, char *why, size_t len)
+{
+	const struct config_limits *l = &b->cfg.limits;
+	unsigned long long tokens =
+	    t->usage.v[0] + t->usage.v[1] + t->usage.v[2] + t->usage.v[3];
+
+	if (t->nsteps >= b->cfg.turns.max_steps) {
+		snprintf(why, len,
+		    "the turn made %zu model calls, turns.maxSteps, and ends "
+		    "here",
+		    t->nsteps);
+		return "steps";
+	}
+	if (l->turn_tokens != 0 && tokens >= l->turn_tokens) {
+		snprintf(why, len,
+		    "the turn used %llu tokens, limits.maxTurnTokens is %llu; "
+		    "it ends here",
+		    tokens, l->turn_tokens);
+		return "tokens";
+	}
+	if (l->turn_uusd != 0 && t->spent_uusd >= l->turn_uusd) {
+		snprintf(why, len,
+		    "the turn spent about $%.4f, limits.maxSpendUsd.turn is "
+		    "$%.4f; it ends here",
+		    (double)t->spent_uusd / 1e6, (double)l->turn_uusd / 1e6);
+		return "spend";
+	}
+	if (l->day_uusd != 0 && turn_spend_day(b) >= l->day_uusd) {
+		snprintf(why, len,
+		    "today's turns spent about $%.4f, limits.maxSpendUsd.day "
+		    "is $%.4f; no more model calls today",
+		    (double)b->spend_uusd / 1e6, (double)l->day_uusd / 1e6);
+		return "spend_day";
+	}
+	return NULL;
+}
+
+/* turn_limit_end - end t at limit (why): a notice, then done limit. */
+static void
+turn_limit_end(
+    struct broker *b, struct turn *t, const char *limit, const char *why)
+{
+	struct msg *ev = turn_event(t, "notice");
+
+	t->limit = limit;
+	t->stop = "limit";
+	msg_set_str(ev, "code", "limit");
+	msg_set_str(ev, "text", why);
+	msg_val_set_str(msg_set_map(ev, "data"), "limit", limit);
+	out_publish(b, &ev);
+	turn_end(b, "limit", why);
+}
+
+/* turn_resolve_workspace - the turn's workspace from the SEND's cwd: an
+ * existing directory, resolved, neither / nor inside the chat's home
+ * (the workers hide the home: no tool could reach it, and the chat is no
+ * place for the model's edits). */
+static void
+turn_resolve_workspace(struct broker *b, struct turn *t, const char *cwd)
+{
+	char real[PATH_MAX], home[PATH_MAX];
+	struct stat st;
+	size_t n;
+
+	if (cwd == NULL || cwd[0] == '\0') {
+		t->ws_why = xstrdup("the client sent no working directory");
+		return;
+	}
+	if (cwd[0] != '/' || realpath(cwd, real) == NULL ||
+	    stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		t->ws_why =
+		    xasprintf("%.200s is not a directory shirod can find", cwd);
+		return;
+	}
+	if (strcmp(real, "/") == 0) {
+		t->ws_why = xstrdup(
+		    "the working directory is /, which is no workspace");
+		return;
+	}
+	if (realpath(b->cfg.home, home) == NULL)
+		snprintf(home, sizeof(home), "%s", b->cfg.home);
+	n = strlen(home);
+	if (strncmp(real, home, n) == 0 &&
+	    (real[n] == '\0' || real[n] == '/')) {
+		t->ws_why =
+		    xasprintf("%.200s is inside the chat's home %.200s, "
+			      "which the workers hide",
+			real, home);
+		return;
+	}
+	t->workspace = xstrdup(real);
 }
 
 /* turn_begin_calls - the view settled (or its time is up): render it and
@@ -574,7 +900,8 @@ turn_begin_calls(struct broker *b, uint64_t now, int settled)
 	const struct config_provider *p = turn_provider(b);
 	struct turn *t = b->turn;
 	struct msg *ev;
-	char note[160];
+	const char *limit;
+	char note[512];
 
 	if (b->nturns > 0) {
 		b->nturns = 0;
@@ -603,6 +930,12 @@ turn_begin_calls(struct broker *b, uint64_t now, int settled)
 		msg_val_set_int(d, "view_lines", (int64_t)t->view.nlines);
 		msg_val_set_int(d, "view_bytes", (int64_t)t->view.text.len);
 		msg_val_set_int(d, "cut", (int64_t)t->cut_lines);
+		if (t->workspace != NULL)
+			msg_val_set_str(d, "workspace", t->workspace);
+		msg_val_set_str(d, "approvals",
+		    t->mode == TURN_MODE_ASK	    ? "ask"
+			: t->mode == TURN_MODE_DENY ? "deny"
+						    : "yolo");
 	}
 	out_publish(b, &ev);
 	if (t->cut_lines > 0) {
@@ -612,43 +945,81 @@ turn_begin_calls(struct broker *b, uint64_t now, int settled)
 		    t->cut_lines);
 		turn_notice(b, t, "unsettled", note);
 	}
+	if (t->workspace == NULL) {
+		snprintf(note, sizeof(note),
+		    "no workspace for this turn's tools: %s", t->ws_why);
+		turn_notice(b, t, "workspace", note);
+	}
+	limit = turn_over_limit(b, t, note, sizeof(note));
+	if (limit != NULL) {
+		turn_limit_end(b, t, limit, note);
+		return;
+	}
 	turn_send(b, now);
+}
+
+/* turn_hand_in - message id joins the running turn t (rule 46). */
+static void
+turn_hand_in(
+    struct broker *b, struct turn *t, uint64_t id, const char *text, size_t len)
+{
+	struct msg *ev = turn_event(t, "notice");
+	char note[96];
+
+	if (t->calls == 0)
+		turn_hand_add(&t->early, &t->nearly, id, text, len);
+	else
+		turn_hand_add(&t->handed, &t->nhanded, id, text, len);
+	snprintf(note, sizeof(note),
+	    "message %llu is handed to the running turn",
+	    (unsigned long long)id);
+	msg_set_str(ev, "code", "handed");
+	msg_set_str(ev, "text", note);
+	msg_val_set_int(msg_set_map(ev, "data"), "message", (int64_t)id);
+	out_publish(b, &ev);
+}
+
+/* turn_hand - a user message logged without turn set (see turn.h). */
+int
+turn_hand(struct broker *b, uint64_t id, const char *text, size_t len)
+{
+	struct turn *t = b->turn;
+
+	if (t == NULL || t->state == TURN_STOPPING || t->state == TURN_DONE)
+		return 0;
+	turn_hand_in(b, t, id, text, len);
+	return 1;
+}
+
+/* turn_mode_of - the approvals mode a SEND named (NULL: ask). */
+static enum turn_mode
+turn_mode_of(const char *approvals)
+{
+	if (approvals != NULL && strcmp(approvals, "deny") == 0)
+		return TURN_MODE_DENY;
+	if (approvals != NULL && strcmp(approvals, "yolo") == 0)
+		return TURN_MODE_YOLO;
+	return TURN_MODE_ASK;
 }
 
 /* turn_asked - a SEND asked for a turn (see turn.h). */
 void
 turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
-    uint64_t id, const char *text, size_t len, const char *cwd,
-    const struct plan_line *pinned, size_t npinned, uint64_t now)
+    uint64_t id, const char *text, size_t len, const struct plan_line *pinned,
+    size_t npinned, const struct turn_ask *ask, uint64_t now)
 {
 	struct turn *t = b->turn;
 	struct turn_asker *a;
 
 	if (t != NULL) {
 		/* A turn runs: the message joins it (rule 46). */
-		if (t->calls == 0)
-			turn_hand_add(&t->early, &t->nearly, id, text, len);
-		else
-			turn_hand_add(&t->handed, &t->nhanded, id, text, len);
+		turn_hand_in(b, t, id, text, len);
 		t->askers = xreallocarray(
 		    t->askers, t->naskers + 1, sizeof(*t->askers));
 		a = &t->askers[t->naskers++];
 		a->from = *from;
 		a->rid = rid;
 		a->id = id;
-		{
-			struct msg *ev = turn_event(t, "notice");
-			char note[96];
-
-			snprintf(note, sizeof(note),
-			    "message %llu is handed to the running turn",
-			    (unsigned long long)id);
-			msg_set_str(ev, "code", "handed");
-			msg_set_str(ev, "text", note);
-			msg_val_set_int(
-			    msg_set_map(ev, "data"), "message", (int64_t)id);
-			out_publish(b, &ev);
-		}
 		return;
 	}
 	t = xcalloc(1, sizeof(*t));
@@ -668,7 +1039,19 @@ turn_asked(struct broker *b, const struct msg_ident *from, uint64_t rid,
 	t->text[len] = '\0';
 	t->len = len;
 	t->deadline = now + b->cfg.memory.settle_ms;
-	t->notes = notes_turn_new(b, cwd);
+	t->mode = turn_mode_of(ask != NULL ? ask->approvals : NULL);
+	t->first_tool = TURN_NONE;
+	t->pt = perm_turn_new();
+	turn_resolve_workspace(b, t, ask != NULL ? ask->cwd : NULL);
+	if (t->workspace != NULL) {
+		/* A new turn tries again a workspace whose workers could not
+		 * start before. */
+		pool_ws_reset(&b->pool, t->workspace);
+		perm_set_workspace(b->perm, t->workspace);
+	}
+	/* The project of its notes: the directory as the client sent it,
+	 * as NOTES takes it (notes.c). */
+	t->notes = notes_turn_new(b, ask != NULL ? ask->cwd : NULL);
 	b->turn = t;
 	b->nturns = 1;
 	(void)timer_add(&b->timers, t->deadline, BROKER_T_SETTLE, 0);
@@ -695,32 +1078,60 @@ turn_tick(struct broker *b, uint64_t now)
 	}
 	if (t->state == TURN_CALL && t->worker < 0 && !b->stopping)
 		turn_send(b, now);
+	else if ((t->state == TURN_TOOLS || t->state == TURN_STOPPING) &&
+	    !b->stopping)
+		call_run(b, t, now);
 }
 
-/* turn_owns - job is the turn's call. */
+/* turn_owns - job is the turn's model call or one of its tool calls. */
 int
 turn_owns(const struct broker *b, uint64_t job)
 {
-	return b->turn != NULL && job != 0 && b->turn->job == job;
+	if (b->turn == NULL || job == 0)
+		return 0;
+	return b->turn->job == job || call_of_job(b->turn, job) != NULL;
 }
 
-/* turn_slot - the slot of the turn's call, or -1. */
+/* turn_slot - the slot of the turn's job, or -1. */
 int
 turn_slot(const struct broker *b, uint64_t job)
 {
-	return turn_owns(b, job) ? b->turn->worker : -1;
+	const struct turn_call *c;
+
+	if (!turn_owns(b, job))
+		return -1;
+	if (b->turn->job == job)
+		return b->turn->worker;
+	c = call_of_job(b->turn, job);
+	return c != NULL ? c->worker : -1;
 }
 
-/* turn_from_worker - the turn, if w holds its call named in m. */
+/* turn_from_worker - the turn, if w holds its model call named in m. */
 static struct turn *
 turn_from_worker(struct broker *b, struct pool_worker *w, const struct msg *m)
 {
 	uint64_t job = 0;
 
-	if (msg_get_uint(m, "job", &job) != 0 || !turn_owns(b, job) ||
+	if (msg_get_uint(m, "job", &job) != 0 || b->turn == NULL ||
+	    b->turn->job != job || b->turn->job == 0 ||
 	    b->turn->worker != (int)w->idx)
 		return NULL;
 	return b->turn;
+}
+
+/* turn_call_of - the turn's tool call that w runs, named in m. */
+static struct turn_call *
+turn_call_of(struct broker *b, struct pool_worker *w, const struct msg *m)
+{
+	struct turn_call *c;
+	uint64_t job = 0;
+
+	if (msg_get_uint(m, "job", &job) != 0 || b->turn == NULL)
+		return NULL;
+	c = call_of_job(b->turn, job);
+	if (c == NULL || c->worker != (int)w->idx)
+		return NULL;
+	return c;
 }
 
 /* turn_call_ended - w answered the turn's call: it holds it no more. */
@@ -731,20 +1142,25 @@ turn_call_ended(struct broker *b, struct turn *t, struct pool_worker *w)
 	(void)gate_done(&b->gate, t->job);
 	t->job = 0;
 	t->worker = -1;
+	t->model_us += turn_us();
 }
 
-/* turn_chunk - a streamed piece of the turn's call. */
+/* turn_chunk - a streamed piece of the turn's call or of a command. */
 void
 turn_chunk(
     struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
 {
 	struct turn *t = turn_from_worker(b, w, m);
 	const char *part = "text", *text = "";
+	struct turn_call *c;
 	size_t len = 0;
 	struct msg *ev;
 
-	if (t == NULL)
+	if (t == NULL) {
+		if ((c = turn_call_of(b, w, m)) != NULL)
+			call_chunk(b, b->turn, c, m);
 		return;
+	}
 	(void)msg_get_str(m, "part", &part, NULL);
 	(void)msg_get_str(m, "text", &text, &len);
 	if (strcmp(part, "start") == 0) {
@@ -1003,7 +1419,8 @@ turn_todo_write(
 	return notes_todo_write(b->turn->notes, in, text);
 }
 
-/* The tools the broker serves itself, by name. */
+/* The tools the broker serves itself, by name: they read the chat (or
+ * the store's notes), never the workspace, and need no permission. */
 static const struct {
 	const char *name;
 	int (*serve)(struct broker *b, json_t *in, struct buf *text,
@@ -1017,62 +1434,120 @@ static const struct {
     {"todo_write", turn_todo_write},
 };
 
-/* turn_call_tool - serve one tool_use part into out; log and show it. */
-static void
-turn_call_tool(struct broker *b, struct turn *t, const struct msg_val *part,
-    struct turn_out *out)
+/* turn_is_chat_tool - whether name is one of turn_tools. */
+int
+turn_is_chat_tool(const char *name)
 {
-	const char *name = msg_val_str(part, "name");
-	const char *input = msg_val_str(part, "input");
-	struct buf text = BUF_INIT, logline = BUF_INIT;
-	json_error_t jerr;
-	json_t *in;
-	struct msg *ev;
+	size_t k;
+
+	for (k = 0; k < sizeof(turn_tools) / sizeof(turn_tools[0]); k++)
+		if (strcmp(name, turn_tools[k].name) == 0)
+			return 1;
+	return 0;
+}
+
+/* turn_chat_tools - "zoom, date", for an error text (static). */
+const char *
+turn_chat_tools(void)
+{
+	static char names[256];
+	size_t k, n = 0;
+
+	if (names[0] != '\0')
+		return names;
+	for (k = 0; k < sizeof(turn_tools) / sizeof(turn_tools[0]); k++)
+		n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s",
+		    k ? ", " : "", turn_tools[k].name);
+	return names;
+}
+
+/* turn_serve_chat - serve a broker tool into c->out (see turn_int.h). */
+int
+turn_serve_chat(struct broker *b, struct turn_call *c)
+{
+	struct buf text = BUF_INIT;
 	size_t k;
 	int rc = -1;
 
-	memset(out, 0, sizeof(*out));
-	out->id = xstrdup(msg_val_str(part, "id"));
-	in = json_loads(input, JSON_REJECT_DUPLICATES, &jerr);
 	for (k = 0; k < sizeof(turn_tools) / sizeof(turn_tools[0]); k++)
-		if (strcmp(name, turn_tools[k].name) == 0)
+		if (strcmp(c->name, turn_tools[k].name) == 0)
 			break;
 	if (k == sizeof(turn_tools) / sizeof(turn_tools[0]))
-		buf_printf(&text,
-		    "there is no tool %.100s; the tools are zoom, date, "
-		    "remember, recall, forget and todo_write",
-		    name);
-	else if (in == NULL || !json_is_object(in))
-		buf_printf(&text, "%s: its input is not a JSON object (%.200s)",
-		    name, in == NULL ? jerr.text : "another JSON value");
+		buf_printf(&text, "there is no tool %.100s", c->name);
+	else if (c->args == NULL || !json_is_object(c->args))
+		buf_printf(
+		    &text, "%s: its input is not a JSON object", c->name);
 	else
-		rc = turn_tools[k].serve(b, in, &text, out);
-	json_decref(in);
-	out->error = rc != 0;
-	out->text = buf_steal(&text, &out->len);
-	if (out->text == NULL)
-		out->text = xstrdup("");
-	/* The call and its result, as one message of kind tool (rule 48). */
-	buf_printf(&logline, "%.100s %.1000s%s\n", name, input,
-	    out->error ? " failed" : "");
-	buf_add(&logline, out->text, out->len);
-	(void)serve_append_own(
-	    b, STORE_KIND_TOOL, logline.data, logline.len, NULL);
-	ev = turn_event(t, "tool");
-	msg_set_strn(ev, "text", logline.data,
-	    compact_cut(logline.data, logline.len, TURN_EVENT_RESULT));
-	msg_set_str(ev, "code", out->error ? "error" : "ok");
-	msg_val_set_str(msg_set_map(ev, "data"), "name", name);
-	out_publish(b, &ev);
-	buf_free(&logline);
+		rc = turn_tools[k].serve(b, c->args, &text, &c->out);
+	free(c->out.text);
+	c->out.text = buf_steal(&text, &c->out.len);
+	if (c->out.text == NULL)
+		c->out.text = xstrdup("");
+	c->out.error = rc != 0;
+	return rc;
 }
 
-/* turn_result - the turn's call answered. */
+/* turn_step_done - the step's calls are all done (see turn_int.h). */
 void
-turn_result(
-    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
+turn_step_done(struct broker *b, uint64_t now)
 {
-	struct turn *t = turn_from_worker(b, w, m);
+	struct turn *t = b->turn;
+	struct turn_step *s;
+	const char *limit;
+	char why[512];
+	size_t k;
+
+	if (t == NULL || t->nsteps == 0)
+		return;
+	s = &t->steps[t->nsteps - 1];
+	/* What was handed in while the step ran goes back with it. */
+	for (k = 0; k < t->nhanded; k++)
+		turn_hand_add(&s->handed, &s->nhanded, t->handed[k].id,
+		    t->handed[k].text, t->handed[k].len);
+	turn_handed_free(t->handed, t->nhanded);
+	t->handed = NULL;
+	t->nhanded = 0;
+	if (t->state == TURN_STOPPING) {
+		turn_end(b, "stopped",
+		    "the turn was interrupted; what it did so far is logged");
+		return;
+	}
+	if (s->ncalls == 0 && s->nhanded == 0) {
+		turn_end(b, "ok", "");
+		return;
+	}
+	limit = turn_over_limit(b, t, why, sizeof(why));
+	if (limit != NULL) {
+		turn_limit_end(b, t, limit, why);
+		return;
+	}
+	turn_send(b, now);
+}
+
+/* turn_count_spend - one call's tokens u as estimated dollars for the
+ * turn and the day. */
+static void
+turn_count_spend(struct broker *b, struct turn *t, const struct usage_tokens *u)
+{
+	const struct config_provider *p = turn_provider(b);
+	unsigned long long tok[4], uusd = 0;
+	size_t k;
+
+	for (k = 0; k < 4; k++)
+		tok[k] = u->v[k];
+	if (b->cfg.turns.model == NULL ||
+	    !provider_cost(&b->cfg, p, b->cfg.turns.model, tok, &uusd))
+		return;
+	t->spent_uusd += uusd;
+	(void)turn_spend_day(b);
+	b->spend_uusd += uusd;
+}
+
+/* turn_model_result - the turn's model call answered. */
+static void
+turn_model_result(struct broker *b, struct turn *t, struct pool_worker *w,
+    const struct msg *m, uint64_t now)
+{
 	const struct config_provider *p = turn_provider(b);
 	const struct msg_val *data = NULL, *parts = NULL;
 	struct usage_tokens u;
@@ -1080,14 +1555,14 @@ turn_result(
 	const char *text = "", *stop = "end";
 	struct msg_val *hold;
 	size_t len = 0, k, ntools = 0;
+	unsigned slot = w->idx;
 
-	if (t == NULL)
-		return;
 	turn_call_ended(b, t, w);
-	usage_take(m, w->idx, &u);
+	usage_take(m, slot, &u);
 	usage_add(&b->usage, p->name, b->cfg.turns.model, &u);
 	for (k = 0; k < 4; k++)
 		t->usage.v[k] += u.v[k];
+	turn_count_spend(b, t, &u);
 	(void)msg_get_str(m, "text", &text, &len);
 	if (msg_get_map(m, "data", &data) == 0) {
 		parts = msg_val_get(data, "content");
@@ -1100,7 +1575,7 @@ turn_result(
 		    "parts); see shirod's log");
 		log_warnx("worker %u: a reply whose content does not read, "
 			  "refused",
-		    w->idx);
+		    slot);
 		return;
 	}
 	t->steps = xreallocarray(t->steps, t->nsteps + 1, sizeof(*t->steps));
@@ -1131,36 +1606,30 @@ turn_result(
 		if (strcmp(msg_val_str(hold->u.a.items[k], "type"),
 			"tool_use") == 0)
 			ntools++;
-	if (ntools > 0) {
-		s->outs = xcalloc(ntools, sizeof(*s->outs));
-		for (k = 0; k < hold->u.a.n; k++)
-			if (strcmp(msg_val_str(hold->u.a.items[k], "type"),
-				"tool_use") == 0)
-				turn_call_tool(b, t, hold->u.a.items[k],
-				    &s->outs[s->nouts++]);
-	}
-	s->handed = t->handed;
-	s->nhanded = t->nhanded;
-	t->handed = NULL;
-	t->nhanded = 0;
-	if (b->turn != t)
-		return;
-	if (s->nouts == 0 && s->nhanded == 0) {
-		turn_end(b, "ok", "");
+	if (ntools == 0 || b->stopping) {
+		turn_step_done(b, now);
 		compact_dispatch(b, now);
 		return;
 	}
-	if (t->nsteps >= b->cfg.turns.max_steps) {
-		t->stop = "steps";
-		turn_notice(b, t, "steps",
-		    "the turn reached turns.maxSteps model calls and ends "
-		    "here");
-		turn_end(b, "ok", "");
-		compact_dispatch(b, now);
-		return;
-	}
-	turn_send(b, now);
+	t->state = TURN_TOOLS;
+	call_begin(b, t, now);
 	compact_dispatch(b, now);
+}
+
+/* turn_result - a job of the turn answered. */
+void
+turn_result(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
+{
+	struct turn *t = turn_from_worker(b, w, m);
+	struct turn_call *c;
+
+	if (t != NULL) {
+		turn_model_result(b, t, w, m, now);
+		return;
+	}
+	if ((c = turn_call_of(b, w, m)) != NULL)
+		call_result(b, b->turn, c, m, now);
 }
 
 /* turn_code - the done code of a worker's FAIL code. */
@@ -1174,17 +1643,21 @@ turn_code(const char *fail)
 	return "model";
 }
 
-/* turn_fail - the turn's call failed. */
+/* turn_fail - a job of the turn failed. */
 void
 turn_fail(
     struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
 {
 	struct turn *t = turn_from_worker(b, w, m);
 	const char *code = "failed", *text = "";
+	struct turn_call *c;
 	char why[4200];
 
-	if (t == NULL)
+	if (t == NULL) {
+		if ((c = turn_call_of(b, w, m)) != NULL)
+			call_fail(b, b->turn, c, m, now);
 		return;
+	}
 	turn_call_ended(b, t, w);
 	(void)msg_get_str(m, "code", &code, NULL);
 	(void)msg_get_str(m, "text", &text, NULL);
@@ -1194,15 +1667,22 @@ turn_fail(
 	compact_dispatch(b, now);
 }
 
-/* turn_lost - the worker of the turn's call died. */
+/* turn_lost - a worker of the turn died. */
 void
 turn_lost(struct broker *b, int slot, uint64_t now)
 {
 	struct turn *t = b->turn;
 
-	if (t == NULL || t->state != TURN_CALL || t->worker != slot || slot < 0)
+	if (t == NULL || slot < 0)
+		return;
+	if (t->state == TURN_TOOLS || t->state == TURN_STOPPING) {
+		call_lost(b, t, slot, now);
+		return;
+	}
+	if (t->state != TURN_CALL || t->worker != slot)
 		return;
 	(void)gate_done(&b->gate, t->job);
+	t->model_us += turn_us();
 	if (!t->streamed && !t->resent) {
 		log_info("the turn's call goes to another worker");
 		t->resent = 1;
@@ -1218,17 +1698,170 @@ turn_lost(struct broker *b, int slot, uint64_t now)
 	    "shown but is not logged");
 }
 
-/* turn_overdue - the call's deadline (D9). */
+/* turn_overdue - the deadlines of the turn's calls (D9). */
 void
 turn_overdue(struct broker *b, uint64_t now)
 {
 	struct turn *t = b->turn;
 
-	if (t == NULL || t->state != TURN_CALL || t->worker < 0 ||
+	if (t == NULL)
+		return;
+	if (t->state == TURN_TOOLS || t->state == TURN_STOPPING) {
+		call_overdue(b, t, now);
+		return;
+	}
+	if (t->state != TURN_CALL || t->worker < 0 ||
 	    now - t->sent_at <= TURN_CALL_DEADLINE_MS)
 		return;
 	turn_end(b, "model",
 	    "the model call did not end within 10 minutes and was canceled");
+}
+
+/* turn_approve - a person's answer to an asked call (see turn.h). */
+void
+turn_approve(struct broker *b, const struct msg_ident *from, const char *name,
+    uint64_t rid, const struct msg *m, uint64_t now)
+{
+	struct turn *t = b->turn;
+	struct turn_call *c = NULL;
+	const char *answer = "", *reason = NULL;
+	uint64_t approval = 0;
+	struct msg *r, *ev;
+	struct msg_val *doc, *d;
+	char *why = NULL;
+	struct buf text = BUF_INIT;
+	size_t k;
+
+	(void)msg_get_uint(m, "approval", &approval);
+	(void)msg_get_str(m, "answer", &answer, NULL);
+	if (msg_get_str(m, "reason", &reason, NULL) != 0)
+		reason = NULL;
+	if (strcmp(answer, "yes") != 0 && strcmp(answer, "always") != 0 &&
+	    strcmp(answer, "no") != 0) {
+		out_error(b, from, rid, "approval",
+		    "an answer is yes, always or no, not \"%.8s\"", answer);
+		return;
+	}
+	for (k = 0;
+	     t != NULL && t->nsteps > 0 && k < t->steps[t->nsteps - 1].ncalls;
+	     k++) {
+		struct turn_call *x = &t->steps[t->nsteps - 1].calls[k];
+
+		if (x->state == TURN_C_ASK && x->approval == approval)
+			c = x;
+	}
+	if (c == NULL) {
+		out_error(b, from, rid, "approval",
+		    "approval %llu is not waiting for an answer: it was "
+		    "answered already (the first answer wins), or its turn "
+		    "ended",
+		    (unsigned long long)approval);
+		return;
+	}
+	if (strcmp(answer, "always") == 0 &&
+	    perm_always(b->perm, c->name, c->args, &why) != 0) {
+		/* Nothing to remember (a command the guard could not read):
+		 * this call is allowed, the next one asks again. */
+		buf_printf(&text, "allowed this once: %s", why);
+		free(why);
+	}
+	ev = turn_event(t, "approval");
+	msg_set_str(ev, "code", "resolved");
+	msg_set_str(ev, "text",
+	    text.len > 0 ? text.data
+			 : (strcmp(answer, "no") == 0 ? "denied" : "allowed"));
+	d = msg_set_map(ev, "data");
+	msg_val_set_int(d, "approval", (int64_t)approval);
+	msg_val_set_str(d, "answer", answer);
+	msg_val_set_str(d, "by", name[0] ? name : "a client");
+	msg_val_set_str(d, "name", c->name);
+	if (reason != NULL)
+		msg_val_set_str(d, "reason", reason);
+	out_publish(b, &ev);
+	r = msg_new(MSG_REPLY);
+	msg_set_int(r, "rid", (int64_t)rid);
+	doc = msg_set_map(r, "doc");
+	msg_val_set_int(doc, "approval", (int64_t)approval);
+	msg_val_set_str(doc, "answer", answer);
+	msg_val_set_bool(doc, "resolved", true);
+	(void)out_send_client(b, from, r);
+	msg_destroy(&r);
+	buf_free(&text);
+	if (strcmp(answer, "no") == 0) {
+		char say[1300];
+
+		snprintf(say, sizeof(say), "the person said no%s%s",
+		    reason != NULL && reason[0] ? ": " : "",
+		    reason != NULL ? reason : "");
+		c->state = TURN_C_WAIT; /* call_deny takes a waiting call */
+		call_deny_person(b, t, c, say);
+	} else {
+		c->state = TURN_C_WAIT;
+	}
+	if (b->turn == t)
+		call_run(b, t, now);
+}
+
+/* turn_interrupt - stop the running command or the turn (see turn.h). */
+void
+turn_interrupt(struct broker *b, const struct msg_ident *from, uint64_t rid,
+    const struct msg *m, uint64_t now)
+{
+	struct turn *t = b->turn;
+	const char *what = "";
+	uint64_t id = 0;
+	struct msg *r;
+	struct msg_val *doc;
+	size_t n = 0;
+	int whole;
+
+	(void)msg_get_str(m, "what", &what, NULL);
+	whole = strcmp(what, "turn") == 0;
+	if (!whole && strcmp(what, "command") != 0) {
+		out_error(b, from, rid, "interrupt",
+		    "what is command or turn, not \"%.8s\"", what);
+		return;
+	}
+	if (t == NULL || t->state == TURN_DONE ||
+	    (msg_get_uint(m, "id", &id) == 0 && id != t->id)) {
+		out_error(b, from, rid, "interrupt", "no turn runs%s",
+		    t != NULL ? " with that id" : "");
+		return;
+	}
+	if (!whole && t->state != TURN_TOOLS) {
+		out_error(b, from, rid, "interrupt",
+		    "no command runs now (the turn is %s); interrupt the "
+		    "turn to stop it",
+		    t->state == TURN_SETTLE	? "waiting for its view"
+			: t->state == TURN_CALL ? "calling the model"
+						: "stopping already");
+		return;
+	}
+	id = t->id;
+	r = msg_new(MSG_REPLY);
+	msg_set_int(r, "rid", (int64_t)rid);
+	doc = msg_set_map(r, "doc");
+	msg_val_set_str(doc, "interrupted", whole ? "turn" : "command");
+	msg_val_set_int(doc, "turn", (int64_t)id);
+	if (t->state == TURN_TOOLS) {
+		if (whole)
+			t->state = TURN_STOPPING;
+		n = call_interrupt(b, t, now);
+	}
+	msg_val_set_int(doc, "calls", (int64_t)n);
+	(void)out_send_client(b, from, r);
+	msg_destroy(&r);
+	log_info("turn of message %llu: %s interrupted by a client (%zu "
+		 "calls)",
+	    (unsigned long long)id, whole ? "the turn" : "the command", n);
+	if (whole && b->turn == t &&
+	    (t->state == TURN_SETTLE || t->state == TURN_CALL)) {
+		turn_end(b, "stopped",
+		    "the turn was interrupted; what it did so far is logged");
+		return;
+	}
+	if (b->turn == t)
+		call_run(b, t, now);
 }
 
 /* turn_stop - shirod stops. */
@@ -1247,9 +1880,30 @@ turn_waiting(const struct broker *b)
 	return b->turn != NULL && b->turn->state == TURN_SETTLE;
 }
 
+/* turn_init - the engine, the day's spend, the interrupted calls. */
+void
+turn_init(struct broker *b)
+{
+	json_t *cfg;
+	char *why = NULL;
+
+	b->perm = perm_new();
+	if (b->cfg.permissions != NULL) {
+		cfg = json_loads(b->cfg.permissions, 0, NULL);
+		/* config_load checked it: a failure here is a bug, and the
+		 * engine then keeps its defaults (ask for every write). */
+		if (cfg == NULL || perm_load(b->perm, cfg, &why) != 0)
+			log_warnx("permissions: %s", why ? why : "unreadable");
+		free(why);
+		json_decref(cfg);
+	}
+	call_recover(b);
+}
+
 /* turn_free - release the turn (shutdown). */
 void
 turn_free(struct broker *b)
 {
 	turn_destroy(&b->turn);
+	perm_destroy(&b->perm);
 }

@@ -62,13 +62,18 @@ struct attach {
 
 static const char attach_help[] =
     "Type a message and press Enter to send it as a turn; a pasted block\n"
-    "is one message.  Commands:\n"
+    "is one message.  While a turn runs, its tool calls that ask are\n"
+    "put to you (y, a for always, n [reason]); Ctrl-C interrupts the\n"
+    "running command, a second Ctrl-C the turn.  Commands:\n"
     "  /memory            the status and every line of the view\n"
     "  /memory zoom ID N  what node ID+N covers (N = 1: the message)\n"
     "  /status            the daemon's state\n"
     "  /log [N]           the chat's last N messages\n"
     "  /notes             the agent's notes on this directory's project\n"
     "  /todos             its task list (shown here whenever it changes)\n"
+    "  /approve ID yes|always|no [REASON]\n"
+    "                     answer a tool call that asks (any client's turn)\n"
+    "  /interrupt [turn]  stop the running command (or the whole turn)\n"
     "  /help              this list\n"
     "  /exit              leave (the daemon keeps running; Ctrl-D too)\n";
 
@@ -587,14 +592,31 @@ attach_parse_uint(const char *s, uint64_t *vp)
 static int
 attach_command(struct attach *a, char *line)
 {
-	char *words[5], *save = NULL, *w;
+	char *words[5], *save = NULL, *w, *reason = NULL;
 	struct msg *req = NULL;
 	uint64_t id, n;
 	int nw = 0;
 
+	/* The reason of /approve ID no REASON is the rest of the line. */
+	if (strncmp(line, "/approve", 8) == 0) {
+		char *r = line;
+		int k;
+
+		for (k = 0; k < 3 && r != NULL; k++) {
+			r += strspn(r, " \t");
+			r = strpbrk(r, " \t");
+		}
+		if (r != NULL) {
+			*r++ = '\0';
+			r += strspn(r, " \t");
+			reason = *r ? r : NULL;
+		}
+	}
 	for (w = strtok_r(line, " \t", &save); w != NULL && nw < 5;
 	     w = strtok_r(NULL, " \t", &save))
 		words[nw++] = w;
+	if (reason != NULL && nw < 5)
+		words[nw++] = reason;
 	if (nw == 0)
 		return 0;
 	if (strcmp(words[0], "/exit") == 0 || strcmp(words[0], "/quit") == 0)
@@ -625,6 +647,23 @@ attach_command(struct attach *a, char *line)
 			attach_say(a,
 			    "shiro: the working directory cannot be "
 			    "read, and it names the project");
+	} else if (strcmp(words[0], "/approve") == 0 && nw >= 3 &&
+	    attach_parse_uint(words[1], &id) == 0 &&
+	    (strcmp(words[2], "yes") == 0 || strcmp(words[2], "always") == 0 ||
+		strcmp(words[2], "no") == 0)) {
+		req = msg_new(MSG_APPROVE);
+		msg_set_int(req, "approval", (int64_t)id);
+		msg_set_str(req, "answer", words[2]);
+		if (nw >= 4)
+			msg_set_str(req, "reason", reason);
+	} else if (strcmp(words[0], "/approve") == 0) {
+		attach_say(a,
+		    "shiro: use /approve ID yes, /approve ID always or "
+		    "/approve ID no [REASON]");
+	} else if (strcmp(words[0], "/interrupt") == 0 &&
+	    (nw == 1 || (nw == 2 && strcmp(words[1], "turn") == 0))) {
+		req = msg_new(MSG_INTERRUPT);
+		msg_set_str(req, "what", nw == 2 ? "turn" : "command");
 	} else if (strcmp(words[0], "/log") == 0 && nw <= 2) {
 		req = msg_new(MSG_LOG);
 		if (nw == 2 && attach_parse_uint(words[1], &n) == 0)
@@ -762,6 +801,10 @@ attach_run(struct shiro *s)
 	a.ceiling = RENDER_CEILING;
 	a.turn.home = s->home;
 	a.turn.endpoint = s->endpoint;
+	/* The person here is asked about the turn's calls (on a terminal;
+	 * without one another attached client may answer). */
+	a.turn.approvals = "ask";
+	a.turn.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
 	h.event = attach_event;
 	h.arg = &a;
 	w.wait = attach_wait;

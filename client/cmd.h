@@ -98,6 +98,15 @@ struct cmd_turn {
 	 * again under the key it had (the daemon logs it once), or left
 	 * empty for cmd_turn to make a fresh one, which it leaves here. */
 	char key[40];
+	/* How the turn's calls that ask are answered (SEND's approvals):
+	 * "ask" (the attached clients), "deny" or "yolo"; NULL sends none. */
+	const char *approvals;
+	/* A person answers approvals here, on the terminal. */
+	int interactive;
+	uint64_t asking; /* the approval waiting for this person, or 0 */
+	int calls_running; /* tool calls started and not yet answered */
+	int64_t denied; /* tool calls denied, from the done event */
+	int interrupts; /* Ctrl-C presses acted on during this turn */
 };
 
 /*
@@ -111,10 +120,12 @@ int cmd_turn(struct conn *c, struct cmd_turn *t, const char *text);
 /*
  * cmd_turn_take - whether m (an EVENT, or an answer no request waits
  * for) belongs to the running turn t; if so it is shown (the reply's
- * text on stdout, thinking on a terminal's stderr, or a JSON line) and
- * may end the turn.  The turn ends with its `done` event (code ok: exit
- * 0; no_model: 4; model: 5; unreachable: 6) or with an ERROR that
- * carries its rid (no_model: 4).
+ * text on stdout, thinking on a terminal's stderr, tool calls and
+ * approvals on stderr, or a JSON line) and may end the turn.  The turn
+ * ends with its `done` event (code ok: exit 0, or 7 when a call was
+ * denied; no_model: 4; model: 5; unreachable: 6; stopped and stopping:
+ * 8; limit: 9; jail: 10) or with an ERROR that carries its rid
+ * (no_model: 4).
  */
 int cmd_turn_take(struct cmd_turn *t, const struct msg *m);
 

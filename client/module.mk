@@ -47,3 +47,6 @@ SCRIPT_TESTS += tests/test_client_turn.sh
 # The first run through a pseudo-terminal, the commands a new user meets,
 # make deps run; make install into temporary directories.
 SCRIPT_TESTS += tests/test_client_first.py tests/test_install.sh
+# A turn with tools at the prompt: approvals answered y and n, Ctrl-C
+# interrupting a command.
+SCRIPT_TESTS += tests/test_client_agent.py

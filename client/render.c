@@ -309,6 +309,63 @@ render_merges(struct buf *out, const struct msg_val *merges)
 	}
 }
 
+/* render_first_line - the first line of s, at most max bytes of it. */
+static void
+render_first_line(struct buf *out, const char *s, size_t max)
+{
+	size_t n = strcspn(s, "\n");
+
+	if (n > max)
+		n = max;
+	buf_add(out, s, n);
+	if (s[n] != '\0')
+		buf_adds(out, " ...");
+}
+
+/* render_tool_event - a tool call, its outcome, or an approval. */
+static void
+render_tool_event(struct buf *out, const struct msg *ev, const char *name,
+    const char *code, const char *text)
+{
+	const struct msg_val *d = NULL;
+	const char *tool = "?", *by = NULL, *answer = NULL;
+	int64_t approval = 0;
+
+	if (msg_get_map(ev, "data", &d) == 0) {
+		if (msg_val_str(d, "name") != NULL)
+			tool = msg_val_str(d, "name");
+		by = msg_val_str(d, "by");
+		answer = msg_val_str(d, "answer");
+		(void)msg_val_int(d, "approval", &approval);
+	}
+	if (text == NULL)
+		text = "";
+	if (strcmp(name, "tool_call") == 0) {
+		buf_adds(out, "tool: ");
+		render_first_line(out, text, 200);
+	} else if (strcmp(name, "tool_result") == 0) {
+		buf_printf(out, "tool: %s done", tool);
+	} else if (strcmp(name, "tool_error") == 0) {
+		buf_printf(out, "tool: %s failed: ", tool);
+		render_first_line(out, text, 300);
+	} else if (strcmp(name, "tool_denied") == 0) {
+		buf_printf(out, "tool: %s ", tool);
+		render_first_line(out, text, 300);
+	} else if (code != NULL && strcmp(code, "ask") == 0) {
+		buf_printf(out,
+		    "approval %lld: %s asks:\n%s%sanswer with /approve %lld "
+		    "yes, always or no [reason]",
+		    (long long)approval, tool, text,
+		    text[0] && text[strlen(text) - 1] != '\n' ? "\n" : "",
+		    (long long)approval);
+	} else {
+		buf_printf(out, "approval %lld: %s (%s)", (long long)approval,
+		    answer != NULL ? answer : "resolved",
+		    by != NULL ? by : "?");
+	}
+	buf_addc(out, '\n');
+}
+
 /* render_event - an EVENT as lines (see render.h). */
 void
 render_event(struct buf *out, const struct msg *ev)
@@ -347,6 +404,12 @@ render_event(struct buf *out, const struct msg *ev)
 		    text != NULL ? text : "");
 	} else if (strcmp(name, "notice") == 0 || strcmp(name, "turn") == 0) {
 		buf_printf(out, "%s: %s\n", name, text != NULL ? text : "");
+	} else if (strcmp(name, "tool_output") == 0) {
+		/* A command's output as it comes: as it is. */
+		buf_adds(out, text != NULL ? text : "");
+	} else if (strncmp(name, "tool_", 5) == 0 ||
+	    strcmp(name, "approval") == 0) {
+		render_tool_event(out, ev, name, code, text);
 	} else {
 		/* A kind this client does not know: every key, generically. */
 		buf_printf(out, "%s:", name);

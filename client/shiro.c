@@ -59,7 +59,7 @@ static const struct shiro_cmd *shiro_find(const char *name);
 
 static const char shiro_usage[] =
     "usage: shiro [GLOBAL OPTIONS]                 attach to the chat\n"
-    "       shiro [GLOBAL OPTIONS] -p [--json] [TEXT...]  one turn, "
+    "       shiro [GLOBAL OPTIONS] -p [--json] [--yolo] [TEXT...]  one turn, "
     "headless\n"
     "       shiro [GLOBAL OPTIONS] COMMAND [OPTIONS] [ARGS]\n";
 
@@ -151,6 +151,7 @@ enum {
 	OPT_SERVER_KEY,
 	OPT_REMOTE,
 	OPT_SAVE,
+	OPT_YOLO,
 };
 
 /* shiro_global_opt - apply a global option; 1 if c was one. */
@@ -1070,24 +1071,46 @@ shiro_free(struct shiro *s)
 
 /* The headless mode, -p, described like a command. */
 static const struct shiro_cmd shiro_print_cmd = {"-p", NULL,
-    "-p [--json] [TEXT...]",
+    "-p [--json] [--yolo] [TEXT...]",
     "Sends TEXT (the operands joined by spaces, or all of stdin when\n"
     "there are none) as a user message that starts a turn, prints the\n"
-    "reply's text on stdout and exits.  --json prints every event of\n"
-    "the turn as one JSON object per line instead.  Exit codes: 0\n"
-    "completed, 4 no model is configured for turns (the message is\n"
-    "logged and summarized all the same), 5 the model failed, 3 no\n"
-    "daemon answered.\n"};
+    "reply's text on stdout (tool calls on stderr) and exits.  --json\n"
+    "prints every event of the turn as one JSON object per line\n"
+    "instead.  A tool call that would ask for approval is denied, as\n"
+    "nobody answers here; --yolo allows it instead (never past a deny\n"
+    "rule or the guard).  Ctrl-C interrupts the running command, a\n"
+    "second Ctrl-C the turn.  Exit codes: 0 completed, 7 completed but\n"
+    "a tool call was denied, 8 stopped (interrupted, or shirod\n"
+    "stopped), 9 a limit ended the turn, 10 the jail is unavailable,\n"
+    "4 no model is configured for turns (the message is logged and\n"
+    "summarized all the same), 5 the model failed, 6 the provider is\n"
+    "unreachable, 3 no daemon answered.\n"};
 
 #ifndef SHIRO_FRONT
-/* shiro_print_mode - shiro -p [--json] [TEXT...]. */
+/* shiro_print_opt - the options of -p besides the global ones. */
+static int
+shiro_print_opt(void *arg, int c, const char *optarg)
+{
+	struct shiro *s = arg;
+
+	(void)optarg;
+	if (c != OPT_YOLO)
+		return -1;
+	s->yolo = 1;
+	return 0;
+}
+
+/* shiro_print_mode - shiro -p [--json] [--yolo] [TEXT...]. */
 static int
 shiro_print_mode(struct shiro *s, int argc, char **argv)
 {
+	static const struct option opts[] = {
+	    {"yolo", no_argument, NULL, OPT_YOLO}, {NULL, 0, NULL, 0}};
 	char *text;
 	int rc;
 
-	rc = shiro_parse(s, &shiro_print_cmd, argc, argv, NULL, NULL, NULL, 0);
+	rc = shiro_parse(
+	    s, &shiro_print_cmd, argc, argv, opts, shiro_print_opt, s, 0);
 	if (rc >= 0)
 		return rc;
 	text = shiro_text("-p", argc - optind, argv + optind);
@@ -1131,6 +1154,7 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {SHIRO_GLOBAL_LONGOPTS,
 	    {"print", no_argument, NULL, 'p'},
+	    {"yolo", no_argument, NULL, OPT_YOLO},
 	    {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0}};
 	struct shiro s;
 	const struct shiro_cmd *cmd;
@@ -1169,6 +1193,9 @@ main(int argc, char **argv)
 		case 'p':
 			print = 1;
 			break;
+		case OPT_YOLO:
+			s.yolo = 1;
+			break;
 		case OPT_VERSION:
 			printf("shiro %s (protocol %s, revision %d)\n",
 			    SHIRO_VERSION, MSG_HEADER, MSG_VERSION);
@@ -1191,6 +1218,11 @@ main(int argc, char **argv)
 	 * command it only ends the global options. */
 	if (!print && optind < argc && strcmp(argv[optind], "--") == 0)
 		optind++;
+	if (s.yolo && !print) {
+		rc = shiro_usage_error(
+		    NULL, "--yolo goes with -p (a headless turn)");
+		goto out;
+	}
 	rc = shiro_resolve(&s);
 	if (rc >= 0)
 		goto out;

@@ -18,7 +18,12 @@ enum shiro_exit {
 	SHIRO_EXIT_NO_MODEL = 4, /* logged, but no model runs turns */
 	SHIRO_EXIT_MODEL = 5, /* the turn's model call failed */
 	SHIRO_EXIT_PROVIDER = 6, /* the model's provider was unreachable */
-	/* 7 to 19 are kept for tools and approvals. */
+	SHIRO_EXIT_DENIED = 7, /* the turn completed, a tool call denied */
+	SHIRO_EXIT_STOPPED =
+	    8, /* the turn was interrupted, or shirod stopped */
+	SHIRO_EXIT_LIMIT = 9, /* a limit ended the turn (steps, tokens, $) */
+	SHIRO_EXIT_JAIL = 10, /* the jail is unavailable: no tool can run */
+	/* 11 to 19 are kept. */
 	SHIRO_EXIT_INTERRUPTED = 130, /* stopped by Ctrl-C */
 	SHIRO_EXIT_NO_HELPER = 127, /* a helper program is missing */
 };
@@ -48,6 +53,7 @@ struct shiro {
 			   * saved remote's */
 	struct zsock_cred *cred; /* for a tcp endpoint: shirod's key and
 				  * this client's pair; NULL for ipc */
+	int yolo; /* -p --yolo: calls that would ask are allowed */
 };
 
 #endif

@@ -5,18 +5,27 @@
  *
  * The daemon's events of a turn carry the id of the message that
  * started it: `turn` (it started), `text` and `thinking` (deltas),
- * `tool` (a tool call and its result), `notice`, and `done` (the code,
- * the whole reply, the usage, the ids of every message it answered).
- * A message sent while another turn runs is handed to that turn: the
- * `notice` that says so names it, and from then on this client follows
- * that turn.  With --json every event becomes one line:
+ * `tool_call`, `tool_output`, `tool_result`, `tool_error` and
+ * `tool_denied` (a tool call, its command's output as it comes, its
+ * outcome), `approval` (a call asks; resolved), `notice`, and `done`
+ * (the code, the whole reply, the usage, the ids of every message it
+ * answered).  A message sent while another turn runs is handed to that
+ * turn: the `notice` that says so names it, and from then on this
+ * client follows that turn.  With --json every event becomes one line:
  *
  *	{"ev":"text","text":"..."}       {"ev":"thinking","text":"..."}
- *	{"ev":"memory","what":"node",...} {"ev":"notice","code":"...",...}
+ *	{"ev":"tool_call","text":"bash {...}","data":{...}}  (and the
+ *	 other tool_ events by their names)
+ *	{"ev":"memory","what":"node",...} {"ev":"notice","what":"...",...}
  *	{"ev":"error","code":"...","text":"..."}
  *	{"ev":"done","outcome":"ok","exit":0,"id":..,"text":"...",
  *	 "usage":{"input":..,"output":..,"cache_read":..,"cache_write":..}}
+ *
+ * A person at a terminal answers the turn's approvals on it; Ctrl-C
+ * interrupts the running command (the turn goes on), a second Ctrl-C
+ * the turn, a third stops waiting.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -37,7 +46,23 @@ cmd_turn_exit(const char *code)
 		return SHIRO_EXIT_OK;
 	if (strcmp(code, "unreachable") == 0)
 		return SHIRO_EXIT_PROVIDER;
+	if (strcmp(code, "stopped") == 0 || strcmp(code, "stopping") == 0)
+		return SHIRO_EXIT_STOPPED;
+	if (strcmp(code, "limit") == 0)
+		return SHIRO_EXIT_LIMIT;
+	if (strcmp(code, "jail") == 0)
+		return SHIRO_EXIT_JAIL;
 	return cmd_error_exit(code);
+}
+
+/* turn_is_tool_event - an event of a tool call, by its name. */
+static int
+turn_is_tool_event(const char *name)
+{
+	return strcmp(name, "tool_call") == 0 ||
+	    strcmp(name, "tool_output") == 0 ||
+	    strcmp(name, "tool_result") == 0 ||
+	    strcmp(name, "tool_error") == 0 || strcmp(name, "tool_denied") == 0;
 }
 
 /* turn_json_keys - the keys of body but ev, into an open object. */
@@ -106,8 +131,9 @@ static void
 turn_done_line(const struct cmd_turn *t, const char *code, const char *text,
     const struct msg_val *data)
 {
-	static const char *const keys[] = {
-	    "steps", "stop", "provider", "model", "messages"};
+	static const char *const keys[] = {"steps", "stop", "provider", "model",
+	    "messages", "tool_calls", "denied", "limit", "workspace",
+	    "cost_uusd", "tool_us", "model_us"};
 	struct buf b = BUF_INIT;
 	struct json_out j;
 	size_t k;
@@ -190,7 +216,11 @@ turn_end(struct cmd_turn *t, const char *code, const char *text,
     const struct msg_val *data)
 {
 	t->done = 1;
+	t->asking = 0;
 	t->exit_code = cmd_turn_exit(code);
+	if (data != NULL && msg_val_int(data, "denied", &t->denied) == 0 &&
+	    t->denied > 0 && t->exit_code == SHIRO_EXIT_OK)
+		t->exit_code = SHIRO_EXIT_DENIED;
 	if (t->thought && isatty(STDERR_FILENO))
 		fputs("\033[0m\n", stderr);
 	t->thought = 0;
@@ -216,13 +246,82 @@ turn_adopt(struct cmd_turn *t, const struct msg *m)
 		t->turn = id;
 }
 
+/* turn_ask - an approval of this turn waits: show what it asks, and
+ * on a terminal ask the person for the answer. */
+static void
+turn_ask(struct cmd_turn *t, const struct msg *m)
+{
+	const struct msg_val *d = NULL;
+	const char *name = "?", *reason = "", *subject = "";
+	struct buf b = BUF_INIT;
+	int64_t approval = 0;
+
+	(void)msg_get_map(m, "data", &d);
+	(void)msg_get_str(m, "text", &subject, NULL);
+	if (d != NULL) {
+		(void)msg_val_int(d, "approval", &approval);
+		if (msg_val_str(d, "name") != NULL)
+			name = msg_val_str(d, "name");
+		if (msg_val_str(d, "reason") != NULL)
+			reason = msg_val_str(d, "reason");
+	}
+	buf_printf(&b, "shiro: approval %lld: %s asks (%s):\n%s",
+	    (long long)approval, name, reason, subject);
+	if (b.len > 0 && b.data[b.len - 1] != '\n')
+		buf_addc(&b, '\n');
+	if (t->interactive && approval > 0) {
+		t->asking = (uint64_t)approval;
+		buf_adds(&b,
+		    "allow it? y (yes), a (always, for this shirod run), n "
+		    "[reason] (no): ");
+	} else {
+		buf_printf(&b,
+		    "(answer it from an attached shiro: /approve %lld yes, "
+		    "always or no)\n",
+		    (long long)approval);
+	}
+	fflush(stdout);
+	render_puts(stderr, b.data);
+	fflush(stderr);
+	buf_free(&b);
+}
+
 /* turn_show - show one event of the turn (not the end). */
 static void
 turn_show(
     struct cmd_turn *t, const struct msg *m, const char *name, const char *text)
 {
+	const char *code = "";
+	const struct msg_val *d = NULL;
+
+	(void)msg_get_str(m, "code", &code, NULL);
+	if (strcmp(name, "tool_call") == 0)
+		t->calls_running++;
+	else if ((strcmp(name, "tool_result") == 0 ||
+		     strcmp(name, "tool_error") == 0 ||
+		     strcmp(name, "tool_denied") == 0) &&
+	    t->calls_running > 0)
+		t->calls_running--;
+	if (strcmp(name, "approval") == 0 && strcmp(code, "resolved") == 0 &&
+	    msg_get_map(m, "data", &d) == 0) {
+		int64_t a = 0;
+
+		if (msg_val_int(d, "approval", &a) == 0 &&
+		    (uint64_t)a == t->asking && t->asking != 0) {
+			t->asking = 0;
+			if (!t->json) {
+				fputs("\nshiro: answered elsewhere (", stderr);
+				render_puts(stderr,
+				    msg_val_str(d, "answer")
+					? msg_val_str(d, "answer")
+					: "?");
+				fputs(")\n", stderr);
+			}
+		}
+	}
 	if (t->json) {
-		if (strcmp(name, "text") == 0 || strcmp(name, "thinking") == 0)
+		if (strcmp(name, "text") == 0 ||
+		    strcmp(name, "thinking") == 0 || turn_is_tool_event(name))
 			turn_json_line(m, name, NULL);
 		else
 			turn_json_line(m, "notice", name);
@@ -248,6 +347,19 @@ turn_show(
 		fputs("shiro: ", stderr);
 		render_puts(stderr, text);
 		fputc('\n', stderr);
+	} else if (strcmp(name, "approval") == 0 && strcmp(code, "ask") == 0) {
+		turn_ask(t, m);
+	} else if (turn_is_tool_event(name)) {
+		struct buf b = BUF_INIT;
+
+		/* The work goes to stderr: stdout keeps the reply alone. */
+		if (t->thought && isatty(STDERR_FILENO))
+			fputs("\033[0m\n", stderr);
+		t->thought = 0;
+		fflush(stdout);
+		render_event(&b, m);
+		render_puts(stderr, b.data != NULL ? b.data : "");
+		buf_free(&b);
 	}
 }
 
@@ -281,7 +393,8 @@ cmd_turn_take(struct cmd_turn *t, const struct msg *m)
 		if ((strcmp(kind, "user") == 0 && text != NULL &&
 			t->text != NULL && strcmp(text, t->text) == 0 &&
 			!t->echoed) ||
-		    strcmp(kind, "shiro") == 0 || strcmp(kind, "tool") == 0) {
+		    strcmp(kind, "shiro") == 0 || strcmp(kind, "tool") == 0 ||
+		    strcmp(kind, "echo") == 0) {
 			t->echoed |= strcmp(kind, "user") == 0;
 			return t->acked;
 		}
@@ -324,6 +437,130 @@ turn_lost(const struct cmd_turn *t, int rc)
 	return cmd_lost(&s, rc);
 }
 
+/* turn_read_line - one line from fd (a byte at a time: nothing past
+ * its newline is taken from a reader that comes after); 0, or -1 at the
+ * end of the input. */
+static int
+turn_read_line(int fd, char *line, size_t size)
+{
+	size_t n = 0;
+	ssize_t r;
+	char ch;
+
+	for (;;) {
+		r = read(fd, &ch, 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return n > 0 ? 0 : -1;
+		if (ch == '\n')
+			break;
+		if (n + 1 < size)
+			line[n++] = ch;
+	}
+	line[n] = '\0';
+	return 0;
+}
+
+/* turn_answer - the person typed an answer to t->asking: send it. */
+static void
+turn_answer(struct conn *c, struct cmd_turn *t)
+{
+	struct msg *req, *ans = NULL;
+	const char *answer = NULL, *reason = NULL, *code = "", *etext = "";
+	char line[1100], *w = line;
+
+	if (turn_read_line(STDIN_FILENO, line, sizeof(line)) != 0) {
+		/* No more input: nobody here answers. */
+		t->asking = 0;
+		return;
+	}
+	while (*w == ' ' || *w == '\t')
+		w++;
+	if (w[0] == 'y' || w[0] == 'Y')
+		answer = "yes";
+	else if (w[0] == 'a' || w[0] == 'A')
+		answer = "always";
+	else if (w[0] == 'n' || w[0] == 'N') {
+		answer = "no";
+		reason = w + strcspn(w, " \t");
+		while (*reason == ' ' || *reason == '\t')
+			reason++;
+		if (*reason == '\0')
+			reason = NULL;
+	}
+	if (answer == NULL) {
+		fputs("y, a or n [reason]: ", stderr);
+		fflush(stderr);
+		return;
+	}
+	req = msg_new(MSG_APPROVE);
+	msg_set_int(req, "approval", (int64_t)t->asking);
+	msg_set_str(req, "answer", answer);
+	if (reason != NULL) {
+		size_t n = strlen(reason);
+
+		/* At most 1,024 bytes, cut between UTF-8 characters. */
+		if (n > 1024) {
+			n = 1024;
+			while (
+			    n > 0 && ((unsigned char)reason[n] & 0xc0) == 0x80)
+				n--;
+		}
+		msg_set_strn(req, "reason", reason, n);
+	}
+	t->asking = 0;
+	if (conn_request(c, req, CMD_REQUEST_MS, NULL, &ans) == 0 &&
+	    msg_type(ans) == MSG_ERROR) {
+		(void)msg_get_str(ans, "code", &code, NULL);
+		(void)msg_get_str(ans, "text", &etext, NULL);
+		fputs("shiro: the answer was not taken: ", stderr);
+		render_puts(stderr, etext);
+		fputc('\n', stderr);
+	}
+	msg_destroy(&req);
+	msg_destroy(&ans);
+}
+
+/* turn_interrupt - Ctrl-C during the turn: the first one stops the
+ * running command (the turn goes on), the next one the turn. */
+static void
+turn_interrupt(struct conn *c, struct cmd_turn *t)
+{
+	const char *what =
+	    t->interrupts == 0 && (t->calls_running > 0 || t->asking)
+	    ? "command"
+	    : "turn";
+	struct msg *req, *ans = NULL;
+
+	t->interrupts++;
+	for (;;) {
+		req = msg_new(MSG_INTERRUPT);
+		msg_set_str(req, "what", what);
+		msg_set_int(req, "id", (int64_t)t->turn);
+		if (!t->json) {
+			fputs(strcmp(what, "command") == 0
+				? "\nshiro: interrupting the command (Ctrl-C "
+				  "again stops the turn)\n"
+				: "\nshiro: stopping the turn (Ctrl-C again "
+				  "stops waiting)\n",
+			    stderr);
+			fflush(stderr);
+		}
+		if (conn_request(c, req, CMD_REQUEST_MS, NULL, &ans) != 0 ||
+		    msg_type(ans) != MSG_ERROR || strcmp(what, "turn") == 0) {
+			msg_destroy(&req);
+			msg_destroy(&ans);
+			return;
+		}
+		/* No command runs after all: stop the turn itself. */
+		msg_destroy(&req);
+		msg_destroy(&ans);
+		what = "turn";
+		t->interrupts = 2;
+	}
+}
+
 /* cmd_turn - run one turn on c (see cmd.h). */
 int
 cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
@@ -344,7 +581,13 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 		snprintf(t->key, sizeof(t->key), "%s", key);
 		free(key);
 	}
+	t->asking = 0;
+	t->calls_running = 0;
+	t->denied = 0;
+	t->interrupts = 0;
 	req = cmd_new_send("user", text, 1, t->key);
+	if (t->approvals != NULL)
+		msg_set_str(req, "approvals", t->approvals);
 	rc = conn_request(c, req, CMD_REQUEST_MS, cmd_stop_flag(), &ans);
 	if (rc < 0) {
 		rc = turn_lost(t, rc);
@@ -371,10 +614,24 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 	/* The turn's events come until it ends; the daemon's heartbeat
 	 * tells a long model call from a dead daemon. */
 	while (!t->done) {
-		rc = conn_pump(c, -1, SHIRO_PING_MS);
-		if (rc == -SHIRO_ERR_AGAIN && *cmd_stop_flag()) {
-			rc = turn_lost(t, -SHIRO_ERR_CANCELED);
-			goto out;
+		rc = conn_pump(c, t->asking ? STDIN_FILENO : -1, SHIRO_PING_MS);
+		if (rc == 1) {
+			turn_answer(c, t);
+			continue;
+		}
+		/* A signal that came while events were handled, not in the
+		 * poll, is seen here too: each wait is at most
+		 * SHIRO_PING_MS. */
+		if ((rc == 0 || rc == -SHIRO_ERR_AGAIN) && *cmd_stop_flag()) {
+			/* SIGTERM, SIGHUP or a third Ctrl-C: stop waiting
+			 * (the turn goes on in the daemon). */
+			if (cmd_terminated() || t->interrupts >= 2) {
+				rc = turn_lost(t, -SHIRO_ERR_CANCELED);
+				goto out;
+			}
+			*cmd_stop_flag() = 0;
+			turn_interrupt(c, t);
+			continue;
 		}
 		if (rc < 0 && rc != -SHIRO_ERR_AGAIN) {
 			rc = turn_lost(t, rc);
@@ -414,6 +671,9 @@ cmd_print(const struct shiro *s, const char *text)
 	t.json = s->json;
 	t.home = s->home;
 	t.endpoint = s->endpoint;
+	/* Headless: nobody answers here, so a call that asks is denied,
+	 * unless --yolo allows it (never the guard or a deny rule). */
+	t.approvals = s->yolo ? "yolo" : "deny";
 	if (strlen(text) > MSG_MAX_TEXT) {
 		fprintf(stderr,
 		    "shiro -p: the text is over %u bytes, the most "

@@ -38,6 +38,14 @@ store_kind_name(enum store_kind kind)
 	return store_kinds[kind];
 }
 
+/* store_kind_clipped - a tool call and a tool's result are clipped to
+ * their head and tail; every other text is split into pages. */
+int
+store_kind_clipped(enum store_kind kind)
+{
+	return kind == STORE_KIND_TOOL || kind == STORE_KIND_ECHO;
+}
+
 /* store_kind_parse - a kind from its name; old agent names read as shiro. */
 int
 store_kind_parse(const char *name, enum store_kind *kindp)
@@ -536,10 +544,10 @@ store_check_msg(struct store *s, const struct store_msg_in *m)
 	if (m->len > 0 && m->text == NULL)
 		return store_fail(s, -SHIRO_ERR_INVAL, "no text");
 	if (m->len > STORE_TEXT_MAX ||
-	    (m->kind != STORE_KIND_TOOL && m->len > STORE_PAGE))
+	    (!store_kind_clipped(m->kind) && m->len > STORE_PAGE))
 		return store_fail(s, -SHIRO_ERR_TOOBIG,
 		    "text of %zu bytes is over the page; split it", m->len);
-	if (m->kind == STORE_KIND_TOOL && m->len > STORE_PAGE &&
+	if (store_kind_clipped(m->kind) && m->len > STORE_PAGE &&
 	    utf8_count(m->text, m->len) > STORE_TOOL_CHARS + 200)
 		return store_fail(s, -SHIRO_ERR_TOOBIG,
 		    "tool output over %d characters; clip it",
@@ -736,7 +744,7 @@ store_append_long(struct store *s, const struct store_msg_in *m,
 	    (ret = store_append_long_dup(s, m->key, firstp, countp)) !=
 		-SHIRO_ERR_NOENT)
 		return ret;
-	if (m->kind == STORE_KIND_TOOL) {
+	if (store_kind_clipped(m->kind)) {
 		struct store_msg_in one = *m;
 
 		clipped =

@@ -41,7 +41,8 @@
 
 /* The largest text a non-tool message may have: longer text is split. */
 #define STORE_PAGE 30000
-/* A tool's output is clipped to this many characters, head and tail. */
+/* A tool call (kind tool) and a tool's result (kind echo) are clipped to
+ * this many characters, head and tail (rule 9): store_kind_clipped. */
 #define STORE_TOOL_CHARS 30000
 /* The hard limit on any message's text, in bytes (a clipped tool output
  * of 4-byte characters plus its marker fits). */
@@ -158,7 +159,7 @@ struct store_msg_in {
  * The line is written with one write() and fsync()ed before this
  * returns 0: a returned id is durable.  If key is already logged, *idp is
  * the id it got then and nothing is written.  text must be at most
- * STORE_PAGE bytes, or for a tool at most STORE_TOOL_CHARS characters
+ * STORE_PAGE bytes, or for a tool or echo at most STORE_TOOL_CHARS characters
  * plus the clip marker (store_text_clip, store_append_long).
  *
  * Returns -SHIRO_ERR_INVAL (bad kind, invalid UTF-8, bad key),
@@ -191,8 +192,8 @@ int store_append_batch(struct store *s, const struct store_msg_in *m, size_t n,
 int store_poisoned(const struct store *s);
 
 /*
- * store_append_long - log any text: a tool's output is clipped to head
- * and tail (rule 9); other text over STORE_PAGE bytes is split into
+ * store_append_long - log any text: a tool call or output (kinds tool
+ * and echo) is clipped to head and tail (rule 9); other text over STORE_PAGE bytes is split into
  * several messages in a row (rule 10), all in one group commit.  *firstp
  * is the first id and *countp the number of messages.  With a key, part
  * 0 carries the key and part k > 0 carries "key/k"; a key already logged
@@ -268,6 +269,10 @@ int store_date(struct store *s, uint64_t id, char *out, size_t outlen);
 
 /* store_kind_name - "user", "shiro", ...; NULL for a bad kind. */
 const char *store_kind_name(enum store_kind kind);
+
+/* store_kind_clipped - whether kind's text is clipped (tool, echo)
+ * rather than split into pages. */
+int store_kind_clipped(enum store_kind kind);
 
 /* store_kind_parse - the kind named name ("talk" and "unii" give shiro).
  * Returns -SHIRO_ERR_INVAL for an unknown name. */
@@ -577,6 +582,28 @@ int store_todo_get(
 
 /* store_todos_free - release what store_todo_get returned. */
 void store_todos_free(struct store_todo *v, size_t n);
+
+/* ---- shirod's own state records (the tool calls in flight) ---- */
+
+/* The largest value of a state record, in bytes. */
+#define STORE_STATE_VALUE_MAX (1024 * 1024)
+
+/*
+ * store_state_put - set the record key (1 to 505 bytes) to the value,
+ * replacing one, durably.  Kept in the meta database under a prefix of
+ * their own, so no key names another record.  Returns -SHIRO_ERR_INVAL
+ * (the key), -SHIRO_ERR_TOOBIG.
+ */
+int store_state_put(
+    struct store *s, const char *key, const void *val, size_t len);
+
+/* store_state_get - a copy of key's value (NUL-terminated, the caller
+ * frees it).  Returns -SHIRO_ERR_NOENT. */
+int store_state_get(
+    struct store *s, const char *key, char **valp, size_t *lenp);
+
+/* store_state_del - remove key durably.  Returns -SHIRO_ERR_NOENT. */
+int store_state_del(struct store *s, const char *key);
 
 /* ---- Usage (tokens per provider and model) ---- */
 

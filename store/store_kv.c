@@ -1,6 +1,7 @@
 /*
  * store_kv.c - the small records: each project's notes and task list
- * (the notes and todos databases) and the usage counters (in meta).
+ * (the notes and todos databases), and in the meta database the usage
+ * counters and shirod's own state records.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -751,6 +752,126 @@ store_todo_get(
 		    s, store_db_err(rc), "todos: %s", mdb_strerror(rc));
 	mdb_txn_abort(txn);
 	return ret;
+}
+
+/* State records live in the meta database under this prefix, so that a
+ * state key can never name one of meta's own records. */
+#define STORE_STATE_PREFIX "state/"
+
+/* One put (val != NULL) or delete of a state record. */
+struct store_state_op {
+	const char *key; /* with its prefix */
+	const void *val;
+	size_t len;
+};
+
+/* store_state_key - key with its prefix into kb (STORE_KV_KEY_MAX + 1
+ * bytes); 0, or INVAL for an empty or too long key. */
+static int
+store_state_key(struct store *s, const char *key, char *kb)
+{
+	size_t n = key != NULL ? strlen(key) : 0;
+	size_t pl = sizeof(STORE_STATE_PREFIX) - 1;
+
+	if (n == 0 || n + pl > STORE_KV_KEY_MAX)
+		return store_fail(s, -SHIRO_ERR_INVAL, "bad state key");
+	memcpy(kb, STORE_STATE_PREFIX, pl);
+	memcpy(kb + pl, key, n + 1);
+	return 0;
+}
+
+/* store_state_fn - do one op in the transaction. */
+static int
+store_state_fn(struct store *s, MDB_txn *txn, void *arg)
+{
+	struct store_state_op *op = arg;
+	MDB_val k = {strlen(op->key), (void *)op->key};
+	MDB_val v = {op->len, (void *)op->val};
+	int rc;
+
+	if (op->val != NULL)
+		rc = mdb_put(txn, s->db_meta, &k, &v, 0);
+	else
+		rc = mdb_del(txn, s->db_meta, &k, NULL);
+	if (rc == MDB_MAP_FULL)
+		return -SHIRO_ERR_AGAIN;
+	if (rc == MDB_NOTFOUND)
+		return -SHIRO_ERR_NOENT;
+	if (rc != 0)
+		return store_fail(
+		    s, store_db_err(rc), "state: %s", mdb_strerror(rc));
+	return 0;
+}
+
+/* store_state_put - set a state record, durably. */
+int
+store_state_put(struct store *s, const char *key, const void *val, size_t len)
+{
+	struct store_state_op op;
+	char kb[STORE_KV_KEY_MAX + 1];
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0 ||
+	    (ret = store_state_key(s, key, kb)) != 0)
+		return ret;
+	if (len > STORE_STATE_VALUE_MAX)
+		return store_fail(
+		    s, -SHIRO_ERR_TOOBIG, "state value too large");
+	op.key = kb;
+	op.val = val != NULL ? val : "";
+	op.len = len;
+	return store_db_write(s, store_state_fn, &op);
+}
+
+/* store_state_del - remove a state record, durably. */
+int
+store_state_del(struct store *s, const char *key)
+{
+	struct store_state_op op;
+	char kb[STORE_KV_KEY_MAX + 1];
+	int ret;
+
+	if ((ret = store_check(s, 1)) != 0 ||
+	    (ret = store_state_key(s, key, kb)) != 0)
+		return ret;
+	op.key = kb;
+	op.val = NULL;
+	op.len = 0;
+	return store_db_write(s, store_state_fn, &op);
+}
+
+/* store_state_get - a copy of a state record's value. */
+int
+store_state_get(struct store *s, const char *key, char **valp, size_t *lenp)
+{
+	MDB_txn *txn;
+	MDB_val k, v;
+	char kb[STORE_KV_KEY_MAX + 1];
+	int rc, ret;
+
+	*valp = NULL;
+	if ((ret = store_check(s, 0)) != 0 ||
+	    (ret = store_state_key(s, key, kb)) != 0)
+		return ret;
+	if ((ret = store_db_read(s, &txn)) != 0)
+		return ret;
+	k.mv_size = strlen(kb);
+	k.mv_data = kb;
+	rc = mdb_get(txn, s->db_meta, &k, &v);
+	if (rc == 0) {
+		*valp = xmalloc(v.mv_size + 1);
+		memcpy(*valp, v.mv_data, v.mv_size);
+		(*valp)[v.mv_size] = '\0';
+		if (lenp != NULL)
+			*lenp = v.mv_size;
+	}
+	mdb_txn_abort(txn);
+	if (rc == MDB_NOTFOUND)
+		return -SHIRO_ERR_NOENT;
+	if (rc != 0)
+		return store_fail(
+		    s, store_db_err(rc), "state: %s", mdb_strerror(rc));
+	return 0;
 }
 
 /* Usage records live in the meta database under this prefix. */

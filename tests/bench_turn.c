@@ -73,21 +73,6 @@ bt_start(const char *home, const char *config)
 	return pid;
 }
 
-/* bt_attach - a client that said HELLO. */
-static void *
-bt_attach(const char *home)
-{
-	void *sock = tsd_connect(home);
-	struct msg *m = msg_new(MSG_HELLO), *r;
-
-	msg_set_str(m, "client", "bench_turn");
-	msg_set_int(m, "version", MSG_VERSION);
-	r = tsd_call(sock, m, 5000, NULL);
-	msg_destroy(&r);
-	msg_destroy(&m);
-	return sock;
-}
-
 /* bt_turn - one turn of text; the ns just before its SEND went out, and
  * whether it ended ok. */
 static int
@@ -165,7 +150,7 @@ bt_overhead(void)
 	    "\"offline\", \"ceiling\": 1000000, \"floor\": 500000}}",
 	    mk.base, home);
 	pid = bt_start(home, cfg);
-	sock = bt_attach(home);
+	sock = tsd_attach(home, "bench_turn");
 	/* A view of 128 KB of lines that are their own summaries. */
 	memset(text, 'v', 420);
 	text[420] = '\0';

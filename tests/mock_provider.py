@@ -90,6 +90,21 @@ R, every key optional:
                                these events verbatim (name null: a data
                                line only) instead of the generated ones
 
+Top-level script keys besides "responses" and "auto":
+    "strict": true             check each request as the providers do and
+                               answer their 400s for the shapes they
+                               refuse (see strict_check): a tool result
+                               without its call, a call without its
+                               result, a final assistant message without
+                               its thinking (anthropic, thinking on), an
+                               item without its reasoning item or a
+                               reasoning item without its following item
+                               (openai-responses), a tool message without
+                               its tool_calls (openai-chat).  The log gets
+                               {"kind": "refused", "n": N, "why": ...}.
+In any string of a response, "{n}" becomes the request's number (so a
+response used many times gives each tool call its own id and input).
+
 A, the automatic mode (for benches and long runs):
     {"latency_ms": 100,        wait before answering
      "marker": "<512 dashes>", a body holding it is a compaction
@@ -111,7 +126,8 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-STATE = {"responses": [], "auto": None, "log": None, "n": 0}
+STATE = {"responses": [], "auto": None, "log": None, "n": 0, "strict": False,
+         "issued": {}}
 LOCK = threading.Lock()
 RULER = "-" * 512
 
@@ -278,8 +294,14 @@ def responses_events(r, req, n):
         out.append(e("response.output_item.done", {"output_index": k, "item": item}))
         output.append(item)
         k += 1
+    # The items of this response that need its reasoning item when they
+    # are sent back by id (strict mode checks it).
+    reasoning = "rs_mock_%d" % n if "thinking" in r else None
     if r.get("text") is not None and (r.get("text") != "" or not r.get("tools")):
         iid = "msg_mock_%d" % n
+        if reasoning:
+            with LOCK:
+                STATE["issued"][iid] = reasoning
         out.append(e("response.output_item.added", {"output_index": k,
                      "item": {"type": "message", "id": iid, "status": "in_progress",
                               "role": "assistant", "content": []}}))
@@ -299,6 +321,9 @@ def responses_events(r, req, n):
         k += 1
     for t in r.get("tools", []):
         iid = "fc_mock_%d_%d" % (n, k)
+        if reasoning:
+            with LOCK:
+                STATE["issued"][iid] = reasoning
         args = t.get("input_raw", json.dumps(t.get("input", {}), separators=(",", ":")))
         out.append(e("response.output_item.added", {"output_index": k,
                      "item": {"type": "function_call", "id": iid, "call_id": t["id"],
@@ -385,6 +410,119 @@ def error_body(wire, r, n):
     return {"error": {"message": er.get("message", "mock error"),
                       "type": er.get("type", "server_error"), "param": None,
                       "code": er.get("code")}}
+
+
+def strict_anthropic(req):
+    msgs = req.get("messages") or []
+    thinking = isinstance(req.get("thinking"), dict) and \
+        req["thinking"].get("type") == "enabled"
+    for i, m in enumerate(msgs):
+        content = m.get("content")
+        if not isinstance(content, list):
+            continue
+        if m.get("role") == "user":
+            prev = msgs[i - 1] if i > 0 else {}
+            uses = set()
+            if prev.get("role") == "assistant" and isinstance(prev.get("content"), list):
+                uses = {b.get("id") for b in prev["content"] if b.get("type") == "tool_use"}
+            for j, b in enumerate(content):
+                if b.get("type") == "tool_result" and b.get("tool_use_id") not in uses:
+                    return ("messages.%d.content.%d: unexpected `tool_use_id` found in "
+                            "`tool_result` blocks: %s. Each `tool_result` block must have a "
+                            "corresponding `tool_use` block in the previous message."
+                            % (i, j, b.get("tool_use_id")))
+        if m.get("role") == "assistant":
+            ids = [b.get("id") for b in content if b.get("type") == "tool_use"]
+            if ids and i + 1 < len(msgs):
+                nxt = msgs[i + 1]
+                got = set()
+                if nxt.get("role") == "user" and isinstance(nxt.get("content"), list):
+                    got = {b.get("tool_use_id") for b in nxt["content"]
+                           if b.get("type") == "tool_result"}
+                missing = [x for x in ids if x not in got]
+                if missing:
+                    return ("messages.%d: `tool_use` ids were found without `tool_result` "
+                            "blocks immediately after: %s. Each `tool_use` block must have a "
+                            "corresponding `tool_result` block in the next message."
+                            % (i, ", ".join(missing)))
+    if thinking and len(msgs) >= 2 and msgs[-1].get("role") == "user":
+        last = msgs[-1].get("content")
+        if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+            a = msgs[-2]
+            c = a.get("content") if isinstance(a.get("content"), list) else []
+            first = c[0].get("type") if c else "nothing"
+            if first not in ("thinking", "redacted_thinking"):
+                return ("messages.%d.content.0.type: Expected `thinking` or "
+                        "`redacted_thinking`, but found `%s`. When `thinking` is enabled, "
+                        "a final `assistant` message must start with a thinking block "
+                        "(preceeding the lastmost set of `tool_use` and `tool_result` "
+                        "blocks)." % (len(msgs) - 2, first))
+    return None
+
+
+def strict_responses(req):
+    items = req.get("input") or []
+    if not isinstance(items, list):
+        return None
+    present = {it.get("id") for it in items if isinstance(it, dict) and it.get("id")}
+    calls = set()
+    with LOCK:
+        issued = dict(STATE["issued"])
+    for k, it in enumerate(items):
+        if not isinstance(it, dict):
+            continue
+        t = it.get("type")
+        if t == "function_call":
+            calls.add(it.get("call_id"))
+        if t == "function_call_output" and it.get("call_id") not in calls:
+            return ("No tool call found for function call output with call_id %s."
+                    % it.get("call_id"))
+        ref = it.get("id")
+        if ref and ref in issued and issued[ref] not in present:
+            return ("Item '%s' of type '%s' was provided without its required "
+                    "'reasoning' item: '%s'." % (ref, t, issued[ref]))
+        if t == "reasoning":
+            nxt = items[k + 1] if k + 1 < len(items) else None
+            if not isinstance(nxt, dict) or nxt.get("type") not in ("function_call", "message") \
+                    or (nxt.get("type") == "message" and nxt.get("role") != "assistant"):
+                return ("Item '%s' of type 'reasoning' was provided without its required "
+                        "following item." % it.get("id"))
+    return None
+
+
+def strict_chat(req):
+    msgs = req.get("messages") or []
+    calls = set()
+    for m in msgs:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "assistant":
+            calls = {c.get("id") for c in (m.get("tool_calls") or []) if isinstance(c, dict)}
+        elif m.get("role") == "tool":
+            if m.get("tool_call_id") not in calls:
+                return ("Invalid parameter: messages with role 'tool' must be a response "
+                        "to a preceeding message with 'tool_calls'.")
+        else:
+            calls = set()
+    return None
+
+
+def strict_check(wire, req):
+    """The provider's 400 for a request shape it refuses, or None."""
+    if wire == "anthropic":
+        return strict_anthropic(req)
+    if wire == "openai-responses":
+        return strict_responses(req)
+    if wire == "openai-chat":
+        return strict_chat(req)
+    return None
+
+
+def with_n(r, n):
+    """r with every "{n}" in its strings made the request's number."""
+    if r is None:
+        return None
+    return json.loads(json.dumps(r).replace("{n}", str(n)))
 
 
 WIRES = {
@@ -476,6 +614,7 @@ class Handler(BaseHTTPRequestHandler):
             with LOCK:
                 STATE["responses"] = list(script.get("responses", []))
                 STATE["auto"] = script.get("auto")
+                STATE["strict"] = bool(script.get("strict"))
             self.plain(200, "{}")
             return
         n = self.record(raw)
@@ -488,7 +627,16 @@ class Handler(BaseHTTPRequestHandler):
             req = json.loads(body)
         except ValueError:
             req = {}
-        r = take(body)
+        with LOCK:
+            strict = STATE["strict"]
+        why = strict_check(wire, req) if strict and isinstance(req, dict) else None
+        if why is not None:
+            log_line({"kind": "refused", "n": n, "why": why, "t_ns": time.monotonic_ns()})
+            er = {"error": {"type": "invalid_request_error", "message": why,
+                            "code": None if wire == "anthropic" else "invalid_request_error"}}
+            self.plain(400, json.dumps(error_body(wire, er, n)))
+            return
+        r = with_n(take(body), n)
         try:
             self.answer(wire, r, req if isinstance(req, dict) else {}, n)
         except (BrokenPipeError, ConnectionResetError):
@@ -650,6 +798,7 @@ def main():
             script = json.load(f)
         STATE["responses"] = list(script.get("responses", []))
         STATE["auto"] = script.get("auto")
+        STATE["strict"] = bool(script.get("strict"))
     ThreadingHTTPServer.daemon_threads = True
     ThreadingHTTPServer.request_queue_size = 64
     srv = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -17,6 +17,7 @@
 
 #include "proto/mono.h"
 #include "proto/xmalloc.h"
+#include "proto/buf.h"
 #include "tests/harness.h"
 #include "tests/mock_util.h"
 
@@ -126,15 +127,17 @@ mock_start_tls(struct mock *m, const char *script)
 	mock_run(m, script, true);
 }
 
-/* mock_set - POST a new script to the running mock. */
-void
-mock_set(struct mock *m, const char *script)
+/* mock_post - POST body to path of the running mock (see mock_util.h). */
+int
+mock_post(
+    const struct mock *m, const char *path, const char *body, char **replyp)
 {
-	char *text = mock_json(script), head[256], reply[256];
+	struct buf reply = BUF_INIT;
+	char head[512], chunk[4096];
 	struct sockaddr_in sa;
-	size_t len = strlen(text);
+	size_t len = strlen(body);
 	ssize_t got;
-	int fd;
+	int fd, status = 0;
 
 	fd = socket(AF_INET, SOCK_STREAM, 0);
 	CHECK(fd >= 0);
@@ -144,18 +147,31 @@ mock_set(struct mock *m, const char *script)
 	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	snprintf(head, sizeof(head),
-	    "POST /_mock/script HTTP/1.1\r\nHost: mock\r\nConnection: "
-	    "close\r\nContent-Length: %zu\r\n\r\n",
-	    len);
+	    "POST %s HTTP/1.1\r\nHost: mock\r\nConnection: close\r\n"
+	    "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+	    path, len);
 	CHECK(write(fd, head, strlen(head)) == (ssize_t)strlen(head));
-	CHECK(write(fd, text, len) == (ssize_t)len);
-	got = read(fd, reply, sizeof(reply) - 1);
-	CHECK(got > 12);
-	reply[got] = '\0';
-	CHECKF(strncmp(reply, "HTTP/1.0 200", 12) == 0 ||
-		strncmp(reply, "HTTP/1.1 200", 12) == 0,
-	    "the mock refused the script: %.60s", reply);
+	CHECK(write(fd, body, len) == (ssize_t)len);
+	while ((got = read(fd, chunk, sizeof(chunk))) > 0)
+		buf_add(&reply, chunk, (size_t)got);
 	close(fd);
+	buf_add(&reply, "", 0);
+	if (reply.len > 12 && strncmp(reply.data, "HTTP/1.", 7) == 0)
+		status = atoi(reply.data + 9);
+	if (replyp != NULL)
+		*replyp = buf_steal(&reply, NULL);
+	buf_free(&reply);
+	return status;
+}
+
+/* mock_set - POST a new script to the running mock. */
+void
+mock_set(struct mock *m, const char *script)
+{
+	char *text = mock_json(script);
+	int status = mock_post(m, "/_mock/script", text, NULL);
+
+	CHECKF(status == 200, "the mock refused the script (%d)", status);
 	free(text);
 }
 

@@ -34,6 +34,14 @@ void mock_start(struct mock *m, const char *script);
  */
 void mock_start_tls(struct mock *m, const char *script);
 
+/*
+ * mock_post - POST body (JSON text) to path of the running mock, as a
+ * client of the provider would; the HTTP status, and the whole answer
+ * (head and body, malloc'd) in *replyp when not NULL.
+ */
+int mock_post(
+    const struct mock *m, const char *path, const char *body, char **replyp);
+
 /* mock_set - replace the running mock's script (mock_json form). */
 void mock_set(struct mock *m, const char *script);
 

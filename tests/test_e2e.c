@@ -57,23 +57,6 @@ e2e_config(const char *home, const struct mock *mk, const char *memory,
 	tsd_write(home, "config.json", cfg);
 }
 
-/* e2e_attach - a client that said HELLO. */
-static void *
-e2e_attach(const char *home)
-{
-	void *sock = tsd_connect(home);
-	struct msg *m = msg_new(MSG_HELLO), *r;
-
-	CHECK(sock != NULL);
-	msg_set_str(m, "client", "test_e2e");
-	msg_set_int(m, "version", MSG_VERSION);
-	r = tsd_call(sock, m, 5000, NULL);
-	CHECK(r != NULL && msg_type(r) == MSG_WELCOME);
-	msg_destroy(&r);
-	msg_destroy(&m);
-	return sock;
-}
-
 /* e2e_thinking - add a thinking event's text to the buffer arg. */
 static void
 e2e_thinking(void *arg, const struct msg *ev)
@@ -142,7 +125,8 @@ turn_over_the_anthropic_wire(void)
 	e2e_config(home, &mk, "{\"provider\": \"offline\"}", NULL);
 	pid = tsd_start(home, NULL, &st);
 	CHECKF(pid > 0, "shirod did not start (%d)", st);
-	sock = e2e_attach(home);
+	sock = tsd_attach(home, "test_e2e");
+	CHECK(sock != NULL);
 	for (k = 0; k < 5; k++) {
 		char t[32];
 
@@ -215,7 +199,8 @@ environment_alone_reaches_the_mock(void)
 	pid = tsd_start(home, NULL, &st);
 	tsd_env(NULL);
 	CHECKF(pid > 0, "shirod did not start (%d)", st);
-	sock = e2e_attach(home);
+	sock = tsd_attach(home, "test_e2e");
+	CHECK(sock != NULL);
 	text = xmalloc(1501);
 	memset(text, 'w', 1500);
 	for (k = 0; k < 1500; k += 6)

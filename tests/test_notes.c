@@ -180,9 +180,12 @@ marked(json_t *p)
 }
 
 /* The state of the second turn of notes_and_tasks_on_the_wire: notes
- * newest first (no hits yet), the list with its bar, then the Turn: line. */
+ * newest first (no hits yet), the list with its bar, then the Turn: line;
+ * the working directory (the turn's workspace) comes first. */
 #define WANT_STATE \
 	"</chat>\n\n" \
+	"Working directory: %s (the file tools' paths are relative to it; " \
+	"commands run in it).\n\n" \
 	"Notes on this project (%s) from earlier turns, the most used " \
 	"first. Trust them, but verify anything that contradicts what you " \
 	"see " \
@@ -205,8 +208,8 @@ marked(json_t *p)
 static void
 notes_and_tasks_on_the_wire(void)
 {
-	const char *home = harness_tmpdir();
-	char proj[PATH_MAX], code[32];
+	const char *tmp = harness_tmpdir();
+	char home[PATH_MAX], proj[PATH_MAX], code[32];
 	struct buf want = BUF_INIT;
 	struct buf todos = BUF_INIT;
 	const char *t, *tail;
@@ -220,7 +223,13 @@ notes_and_tasks_on_the_wire(void)
 	pid_t pid;
 
 	need_worker();
-	snprintf(proj, sizeof(proj), "%s/src/shop", home);
+	/* The project is a real directory outside the chat's home, so that
+	 * it is the turn's workspace too. */
+	snprintf(home, sizeof(home), "%s/home", tmp);
+	snprintf(proj, sizeof(proj), "%s/src", tmp);
+	CHECK(mkdir(home, 0700) == 0 && mkdir(proj, 0700) == 0);
+	snprintf(proj, sizeof(proj), "%s/src/shop", tmp);
+	CHECK(mkdir(proj, 0700) == 0);
 	mock_start(&mk,
 	    "{'responses': ["
 	    "{'tools': ["
@@ -259,9 +268,15 @@ notes_and_tasks_on_the_wire(void)
 	CHECK_EQ_STR(code, "ok");
 	b0 = body(&mk, 0);
 	b1 = body(&mk, 1);
-	/* The first turn had nothing kept yet: no state at all. */
+	/* The first turn had nothing kept yet: no notes nor tasks, only
+	 * its working directory. */
 	tail = json_string_value(json_object_get(last_part(b0), "text"));
-	CHECKF(strncmp(tail, "</chat>\n\nTurn: ", 15) == 0, "%s", tail);
+	buf_printf(&want,
+	    "</chat>\n\nWorking directory: %s (the file tools' paths are "
+	    "relative to it; commands run in it).\n\nTurn: ",
+	    proj);
+	CHECKF(strncmp(tail, want.data, want.len) == 0, "%s", tail);
+	buf_reset(&want);
 	CHECK_EQ_STR(mock_str(b0, "tools.2.name"), "remember");
 	CHECK_EQ_STR(mock_str(b0, "tools.5.name"), "todo_write");
 	/* What the tools answered, as the provider received it. */
@@ -318,7 +333,7 @@ notes_and_tasks_on_the_wire(void)
 			mark = k;
 	CHECK(mark + 1 < json_array_size(c0));
 	CHECK(marked(last_part(b2)));
-	buf_printf(&want, WANT_STATE, proj);
+	buf_printf(&want, WANT_STATE, proj, proj);
 	tail = json_string_value(json_object_get(last_part(b2), "text"));
 	CHECKF(strncmp(tail, want.data, want.len) == 0, "%s", tail);
 	for (k = 0; k <= mark; k++)

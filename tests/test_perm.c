@@ -7,6 +7,7 @@
 
 #include "proto/buf.h"
 #include "tests/harness.h"
+#include "proto/err.h"
 #include "tools/perm.h"
 #include "tools/shwords.h"
 
@@ -502,6 +503,78 @@ perm_repeat_guard(void)
 	perm_destroy(&p);
 }
 
+/* "Always": the approved call's own subjects are allowed from then on,
+ * each exactly (a pattern character in a subject is only itself); the
+ * rest still asks, deny rules, the guard and protected paths still hold,
+ * and a command that does not parse cannot be always-allowed. */
+static void
+perm_always_allows_exactly_those_subjects(void)
+{
+	struct perm *p = perm_new();
+	char *why = NULL;
+	json_t *a;
+
+	CHECK_EQ_INT(perm_add(p, "deny bash(curl*)", &why), 0);
+	a = json_loads("{\"command\":\"make test && ls x*\"}", 0, NULL);
+	CHECK(a != NULL);
+	CHECK_EQ_INT(perm_verdict_of(p, "bash", "{\"command\":\"make test\"}"),
+	    PERM_ASK);
+	CHECK_EQ_INT(perm_always(p, "bash", a, &why), 0);
+	CHECK(why == NULL);
+	CHECK_EQ_INT(
+	    perm_verdict_of(p, "bash", "{\"command\":\"make test && ls x*\"}"),
+	    PERM_ALLOW);
+	CHECK_EQ_INT(perm_verdict_of(p, "bash", "{\"command\":\"make test\"}"),
+	    PERM_ALLOW);
+	CHECK_EQ_INT(
+	    perm_verdict_of(p, "bash", "{\"command\":\"ls x*\"}"), PERM_ALLOW);
+	/* x* was a subject, not a pattern: ls xy is not it. */
+	CHECK_EQ_INT(
+	    perm_verdict_of(p, "bash", "{\"command\":\"ls xy\"}"), PERM_ASK);
+	CHECK_EQ_INT(perm_verdict_of(p, "bash",
+			 "{\"command\":\"make test && make install\"}"),
+	    PERM_ASK);
+	CHECK_EQ_INT(perm_verdict_of(
+			 p, "bash", "{\"command\":\"make test; curl x | jq\"}"),
+	    PERM_DENY);
+	json_decref(a);
+	/* The guard comes before any rule. */
+	a = json_loads("{\"command\":\"rm -rf build\"}", 0, NULL);
+	CHECK_EQ_INT(perm_always(p, "bash", a, &why), 0);
+	CHECK_EQ_INT(
+	    perm_verdict_of(p, "bash", "{\"command\":\"rm -rf build\"}"),
+	    PERM_DENY);
+	json_decref(a);
+	/* A command the guard cannot read stays asked. */
+	a = json_loads("{\"command\":\"echo 'open\"}", 0, NULL);
+	CHECK_EQ_INT(perm_always(p, "bash", a, &why), -SHIRO_ERR_INVAL);
+	CHECK(why != NULL && strstr(why, "parsed") != NULL);
+	free(why);
+	why = NULL;
+	json_decref(a);
+	/* Files: the normalized path, for that tool; .git stays protected. */
+	a = json_loads("{\"path\":\"./src//a.c\",\"content\":\"x\"}", 0, NULL);
+	CHECK_EQ_INT(perm_always(p, "write_file", a, &why), 0);
+	json_decref(a);
+	CHECK_EQ_INT(perm_verdict_of(p, "write_file",
+			 "{\"path\":\"src/a.c\",\"content\":\"y\"}"),
+	    PERM_ALLOW);
+	CHECK_EQ_INT(perm_verdict_of(p, "write_file",
+			 "{\"path\":\"src/b.c\",\"content\":\"y\"}"),
+	    PERM_ASK);
+	CHECK_EQ_INT(perm_verdict_of(p, "edit_file",
+			 "{\"path\":\"src/a.c\",\"old_string\":\"a\","
+			 "\"new_string\":\"b\"}"),
+	    PERM_ASK);
+	a = json_loads("{\"path\":\".git/config\",\"content\":\"x\"}", 0, NULL);
+	CHECK_EQ_INT(perm_always(p, "write_file", a, &why), 0);
+	json_decref(a);
+	CHECK_EQ_INT(perm_verdict_of(p, "write_file",
+			 "{\"path\":\".git/config\",\"content\":\"x\"}"),
+	    PERM_DENY);
+	perm_destroy(&p);
+}
+
 /* Secret names, and their harmless neighbours. */
 static void
 perm_secret_names(void)
@@ -619,6 +692,7 @@ static const struct harness_test tests[] = {
     HT(perm_typos_are_errors),
     HT(perm_guard_beats_allow_and_yolo),
     HT(perm_repeat_guard),
+    HT(perm_always_allows_exactly_those_subjects),
     HT(perm_secret_names),
     HT(perm_workspace_paths),
     HT_SLOW(guard_hostile_input_is_cheap, 60),

@@ -79,6 +79,7 @@ example(int number)
 		msg_set_str(m, "cwd", "/home/me/src");
 		msg_set_str(m, "key", "k-0001");
 		msg_set_bool(m, "turn", false);
+		msg_set_str(m, "approvals", "ask");
 		break;
 	case MSG_MEMORY:
 		msg_set_int(m, "rid", 3);
@@ -105,6 +106,17 @@ example(int number)
 		msg_set_int(m, "rid", 7);
 		msg_set_str(m, "cwd", "/home/me/src");
 		msg_set_str(m, "what", "todos");
+		break;
+	case MSG_APPROVE:
+		msg_set_int(m, "rid", 7);
+		msg_set_int(m, "approval", 3);
+		msg_set_str(m, "answer", "no");
+		msg_set_str(m, "reason", "edit the test, not the code");
+		break;
+	case MSG_INTERRUPT:
+		msg_set_int(m, "rid", 8);
+		msg_set_str(m, "what", "command");
+		msg_set_int(m, "id", 41);
 		break;
 	case MSG_WELCOME:
 		msg_set_int(m, "rid", 1);

@@ -70,6 +70,15 @@ config_defaults_are_the_designs(void)
 	CHECK(cfg.turn_provider == NULL);
 	CHECK_EQ_INT(cfg.heartbeat_ms, 1000);
 	CHECK_EQ_INT(cfg.liveness, 3);
+	CHECK_EQ_INT(cfg.turns.max_steps, 50);
+	CHECK_EQ_INT(cfg.turns.prune_bytes, 400000);
+	CHECK_EQ_INT(cfg.turns.approval_ms, 600000);
+	CHECK_EQ_INT(cfg.turns.workspace_idle_ms, 300000);
+	CHECK_EQ_INT(cfg.limits.turn_tokens, 0);
+	CHECK_EQ_INT(cfg.limits.turn_uusd, 0);
+	CHECK_EQ_INT(cfg.limits.day_uusd, 0);
+	CHECK(cfg.permissions == NULL);
+	CHECK_EQ_INT(cfg.yolo, 0);
 	/* The default pool: offline model workers for compaction. */
 	CHECK_EQ_INT(cfg.nworkers, 1);
 	CHECK_EQ_INT(cfg.workers[0].role, CONFIG_ROLE_MODEL);
@@ -97,13 +106,19 @@ config_reads_every_section(void)
 	    "   \"compactionCeiling\": 2000, \"compactionFloor\": 1000,"
 	    "   \"jobs\": 2, \"settleTimeoutMs\": 5, \"retryMs\": 200,"
 	    "   \"failures\": 4, \"provider\": \"claude\"},"
-	    " \"turns\": {\"provider\": \"claude\"},"
+	    " \"turns\": {\"provider\": \"claude\", \"maxSteps\": 7,"
+	    "   \"pruneBytes\": 9000, \"approvalTimeoutMs\": 2000,"
+	    "   \"workspaceIdleMs\": 300},"
+	    " \"limits\": {\"maxTurnTokens\": 123456,"
+	    "   \"maxSpendUsd\": {\"turn\": 0.25, \"day\": 3}},"
 	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5,"
 	    "   \"remoteLiveness\": 8},"
 	    " \"restart\": {\"minMs\": 20, \"maxMs\": 400},"
 	    " \"clients\": {\"max\": 9, \"replay\": 10, \"rate\": 100,"
 	    "   \"burst\": 20, \"perRound\": 7},"
-	    " \"permissions\": {\"anything\": [1, 2]}}";
+	    " \"permissions\": {\"rules\": [\"allow bash(make *)\"],"
+	    "   \"protect\": [\"*.lock\"], \"yolo\": true},"
+	    " \"sandbox\": {\"anything\": [1, 2]}}";
 
 	CHECKF(load(text, &cfg, &err) == 0, "%s", err);
 	/* A tcp endpoint is one more: the ipc one stays. */
@@ -128,6 +143,16 @@ config_reads_every_section(void)
 	CHECK_EQ_INT(cfg.memory.jobs, 2);
 	CHECK_EQ_INT(cfg.memory.failures, 4);
 	CHECK_EQ_STR(cfg.turn_provider, "claude");
+	CHECK_EQ_INT(cfg.turns.max_steps, 7);
+	CHECK_EQ_INT(cfg.turns.prune_bytes, 9000);
+	CHECK_EQ_INT(cfg.turns.approval_ms, 2000);
+	CHECK_EQ_INT(cfg.turns.workspace_idle_ms, 300);
+	CHECK_EQ_INT(cfg.limits.turn_tokens, 123456);
+	CHECK_EQ_INT(cfg.limits.turn_uusd, 250000);
+	CHECK_EQ_INT(cfg.limits.day_uusd, 3000000);
+	CHECK(cfg.permissions != NULL &&
+	    strstr(cfg.permissions, "allow bash(make *)") != NULL);
+	CHECK_EQ_INT(cfg.yolo, 1);
 	CHECK_EQ_INT(cfg.heartbeat_ms, 100);
 	CHECK_EQ_INT(cfg.liveness, 5);
 	CHECK_EQ_INT(cfg.backoff_max_ms, 400);
@@ -189,6 +214,22 @@ config_errors_name_the_key(void)
 	    {"{\"memory\": ", "config.json: line 1"},
 	    {"[]", "config.json"},
 	    {"{\"permissions\": 42}", "permissions: must be an object"},
+	    {"{\"permissions\": {\"rules\": [\"alow bash\"]}}",
+		"rule \"alow bash\""},
+	    {"{\"permissions\": {\"rules\": [\"allow bash(x\"]}}",
+		"allow bash(x"},
+	    {"{\"permissions\": {\"yolo\": 1}}", "permissions"},
+	    {"{\"permissions\": {\"rulez\": []}}", "permissions.rulez"},
+	    {"{\"limits\": {\"maxSpendUsd\": 5}}", "limits.maxSpendUsd"},
+	    {"{\"limits\": {\"maxSpendUsd\": {\"turn\": -1}}}",
+		"limits.maxSpendUsd.turn"},
+	    {"{\"limits\": {\"maxSpendUsd\": {\"week\": 1}}}",
+		"limits.maxSpendUsd.week"},
+	    {"{\"limits\": {\"maxTurnTokens\": \"many\"}}",
+		"limits.maxTurnTokens"},
+	    {"{\"turns\": {\"pruneBytes\": 10}}", "turns.pruneBytes"},
+	    {"{\"turns\": {\"approvalTimeoutMs\": 0}}",
+		"turns.approvalTimeoutMs"},
 	    {"{\"network\": [true]}", "network: must be an object"},
 	};
 	struct config cfg;

@@ -178,6 +178,26 @@ tsd_hello(void *sock)
 	return rc;
 }
 
+/* tsd_attach - a client of home that said HELLO as name, or NULL. */
+void *
+tsd_attach(const char *home, const char *name)
+{
+	void *sock = tsd_connect(home);
+	struct msg *m, *r;
+
+	if (sock == NULL)
+		return NULL;
+	m = msg_new(MSG_HELLO);
+	msg_set_str(m, "client", name);
+	msg_set_int(m, "version", MSG_VERSION);
+	r = tsd_call(sock, m, 5000, NULL);
+	if (r == NULL || msg_type(r) != MSG_WELCOME)
+		tsd_close(&sock);
+	msg_destroy(&r);
+	msg_destroy(&m);
+	return sock;
+}
+
 /* tsd_worker_pids - the pids of the running workers, from STATUS. */
 int
 tsd_worker_pids(void *sock, pid_t *pids, int max)

@@ -60,6 +60,10 @@ enum msg_type tsd_ask_stop(void *sock);
 /* tsd_hello - HELLO on sock (attach as a client): 0, or -1. */
 int tsd_hello(void *sock);
 
+/* tsd_attach - a socket connected to home's client socket that said
+ * HELLO as client name and was welcomed, or NULL. */
+void *tsd_attach(const char *home, const char *name);
+
 /* tsd_worker_pids - the pids of the running workers, from STATUS; their
  * number (at most max). */
 int tsd_worker_pids(void *sock, pid_t *pids, int max);

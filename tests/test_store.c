@@ -786,6 +786,78 @@ the_view_saves_atomically_and_loads_back(void)
 	free(path);
 }
 
+/* shirod's state records live beside the meta database's own (the
+ * schema, usage) and can never name them; they are durable; a key too
+ * long for its prefix is refused. */
+static void
+state_records_are_kept_apart(void)
+{
+	const char *home = harness_tmpdir();
+	struct store_usage u, *uv = NULL;
+	struct store *s;
+	char key[STORE_KV_KEY_MAX + 1], *v;
+	size_t len, nu = 0;
+
+	s = open_home(home);
+	memset(&u, 0, sizeof(u));
+	snprintf(u.provider, sizeof(u.provider), "p");
+	snprintf(u.model, sizeof(u.model), "m");
+	u.input = 7;
+	CHECK_EQ_INT(store_usage_add(s, &u, 1), 0);
+	CHECK_EQ_INT(store_state_put(s, "calls", "5 9", 3), 0);
+	/* The names of the meta database's own records are only names of
+	 * state records: the schema and the usage stay as they were. */
+	CHECK_EQ_INT(store_state_put(s, "schema", "99", 2), 0);
+	CHECK_EQ_INT(store_state_put(s, "usage/p/m", "1 1 1 1 1", 9), 0);
+	memset(key, 'k', sizeof(key) - 1);
+	key[sizeof(key) - 1] = '\0';
+	CHECK_EQ_INT(store_state_put(s, key + 5, "x", 1), -SHIRO_ERR_INVAL);
+	store_close(&s);
+	s = open_home(home);
+	CHECK_EQ_INT(store_schema(s), STORE_SCHEMA);
+	CHECK_EQ_INT(store_usage_list(s, &uv, &nu), 0);
+	CHECK_EQ_INT(nu, 1);
+	CHECK_EQ_INT(uv[0].input, 7);
+	free(uv);
+	CHECK_EQ_INT(store_state_get(s, "calls", &v, &len), 0);
+	CHECK_EQ_STR(v, "5 9");
+	CHECK_EQ_INT(len, 3);
+	free(v);
+	CHECK_EQ_INT(store_state_del(s, "calls"), 0);
+	CHECK_EQ_INT(store_state_get(s, "calls", &v, &len), -SHIRO_ERR_NOENT);
+	store_close(&s);
+}
+
+/* A tool's result (kind echo) is clipped like a tool call: one message,
+ * head and tail, never pages. */
+static void
+echo_is_clipped_like_a_tool(void)
+{
+	const char *home = harness_tmpdir();
+	struct buf in = BUF_INIT;
+	struct store_msg_in m;
+	struct store_msg r;
+	struct store *s;
+	uint64_t first;
+	size_t n, k;
+
+	for (k = 0; k < 9000; k++)
+		buf_printf(&in, "out %zu\n", k);
+	s = open_home(home);
+	m = (struct store_msg_in){STORE_KIND_ECHO, in.data, in.len, NULL, 0};
+	CHECK_EQ_INT(store_append(s, &m, &first), -SHIRO_ERR_TOOBIG);
+	CHECK_EQ_INT(store_append_long(s, &m, &first, &n), 0);
+	CHECK_EQ_INT(n, 1);
+	CHECK_EQ_INT(store_read(s, first, &r), 0);
+	CHECK_EQ_INT(r.kind, STORE_KIND_ECHO);
+	CHECK(strncmp(r.text, "out 0\n", 6) == 0);
+	CHECK(strstr(r.text, "characters cut ...]") != NULL);
+	CHECK(strstr(r.text, "out 8999\n") != NULL);
+	store_msg_free(&r);
+	store_close(&s);
+	buf_free(&in);
+}
+
 /* A tool's output keeps head and tail, 30,000 characters, and says how
  * much was cut; short output is unchanged. */
 static void
@@ -1188,6 +1260,8 @@ static const struct harness_test tests[] = {
     HT(merge_records_append_and_read_back_in_order),
     HT(merge_records_keep_any_order_exactly),
     HT(the_view_saves_atomically_and_loads_back),
+    HT(state_records_are_kept_apart),
+    HT(echo_is_clipped_like_a_tool),
     HT(tool_output_is_clipped_to_head_and_tail),
     HT(long_text_splits_into_pages_that_join_back),
     HT(long_messages_are_logged_as_several),

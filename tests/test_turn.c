@@ -491,20 +491,13 @@ fake_setup(const char *home, const char *memory, int nfake, const char *script,
 	return pid;
 }
 
-/* attach - a client that said HELLO (gets events). */
+/* attach - a client that said HELLO. */
 static void *
 attach(const char *home)
 {
-	void *sock = tsd_connect(home);
-	struct msg *m = msg_new(MSG_HELLO), *r;
+	void *sock = tsd_attach(home, "test_turn");
 
 	CHECK(sock != NULL);
-	msg_set_str(m, "client", "test_turn");
-	msg_set_int(m, "version", MSG_VERSION);
-	r = tsd_call(sock, m, 5000, NULL);
-	CHECK(r != NULL && msg_type(r) == MSG_WELCOME);
-	msg_destroy(&r);
-	msg_destroy(&m);
 	return sock;
 }
 
@@ -916,7 +909,11 @@ turn_streams_to_every_client(void)
 	CHECK_EQ_INT(json_array_size(c), 2);
 	CHECK_EQ_STR(part_text(c, 0), "<chat>\n");
 	tail = part_text(c, 1);
-	CHECK(strncmp(tail, "</chat>\n\nTurn: ", 15) == 0);
+	/* The per-turn state between the view and the Turn: line: this
+	 * client sent no working directory. */
+	CHECK(strncmp(tail, "</chat>\n\nNo working directory: ",
+		  strlen("</chat>\n\nNo working directory: ")) == 0);
+	CHECK(strstr(tail, ".\n\nTurn: ") != NULL);
 	CHECK(ends_with(tail, "\n\nhello there"));
 	CHECK(part_marked(c, 1) && !part_marked(c, 0));
 	json_decref(js);
@@ -1158,7 +1155,9 @@ zoom_and_date_serve_the_model(void)
 	CHECK_EQ_INT(wait_done(a, id, 10000, &s), 0);
 	CHECK_EQ_STR(s.code, "ok");
 	CHECK_EQ_STR(s.done_text, "Let me look.\n\nFound it.");
-	CHECK(strstr(s.evs.data, "tool ") != NULL);
+	CHECK(strstr(s.evs.data, "tool_call ") != NULL);
+	CHECK(strstr(s.evs.data, "tool_result ") != NULL);
+	CHECK(strstr(s.evs.data, "tool_error ") != NULL);
 	seen_free(&s);
 	js = jobs(home, "call");
 	CHECK_EQ_INT(json_array_size(js), 2);
@@ -1203,8 +1202,12 @@ zoom_and_date_serve_the_model(void)
 	result_has(
 	    res, "t8", "0+1|first message with words\n1+1|look back\n", 0);
 	result_has(res, "t9", "the chat has messages 0 to", 1);
+	/* Each call as a tool line, each result as an echo line that
+	 * names the call's message. */
 	CHECK(log_has(a, "tool", "zoom {\"id\": 0, \"n\": 1}"));
-	CHECK(log_has(a, "tool", "failed"));
+	CHECK(log_has(a, "echo", " zoom: message 0, kind user"));
+	CHECK(log_has(a, "echo", " zoom: zoom(1, 3): n must be a power of 2"));
+	CHECK(log_has(a, "echo", " rm: {\"ok\":false,\"error\":\"there is no"));
 	CHECK(log_has(a, "shiro", "Let me look."));
 	CHECK(log_has(a, "shiro", "Found it."));
 	json_decref(js);
@@ -1439,8 +1442,8 @@ gate_pair(const char *home, const char *memory, int64_t *waits)
 
 /* Two compactions marking the prefix another is writing: the second is
  * sent only once the first's response started (memory.gateBytes 0:
- * always).  With the default, a prefix of 3 KB is not worth a wait: each
- * writes it. */
+ * always).  With gateBytes above the prefix (the system prompt and tools,
+ * about 10 KB), it is not worth a wait: each writes it. */
 static void
 prefix_gate_holds_the_second_call(void)
 {
@@ -1456,7 +1459,8 @@ prefix_gate_holds_the_second_call(void)
 	CHECK(waits >= 1);
 	snprintf(other, sizeof(other), "%s/default", home);
 	CHECK(mkdir(other, 0700) == 0);
-	d = gate_pair(other, "{\"provider\": \"fake\"}", &waits);
+	d = gate_pair(
+	    other, "{\"provider\": \"fake\", \"gateBytes\": 65536}", &waits);
 	CHECKF(d < 400, "the second call waited %lld ms", (long long)d);
 	CHECK_EQ_INT(waits, 0);
 }

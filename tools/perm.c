@@ -1259,6 +1259,87 @@ out:
 	json_decref(subjects);
 }
 
+/* perm_escape - subject as a pattern that matches only itself (caller
+ * frees): every character the matcher reads specially escaped. */
+static char *
+perm_escape(const char *subject)
+{
+	struct buf b = BUF_INIT;
+	const char *c;
+
+	for (c = subject; *c != '\0'; c++) {
+		if (*c == '*' || *c == '?' || *c == '[' || *c == ']' ||
+		    *c == '\\')
+			buf_addc(&b, '\\');
+		buf_addc(&b, *c);
+	}
+	buf_add(&b, "", 0);
+	return buf_steal(&b, NULL);
+}
+
+/* perm_always - allow exactly the subjects of this call from now on. */
+int
+perm_always(struct perm *p, const char *tool, json_t *args, char **why)
+{
+	const struct tool_def *def = tool_find(tool);
+	json_t *subjects = NULL, *s;
+	struct perm_rule r;
+	size_t i, k;
+	int rc = -SHIRO_ERR_INVAL;
+
+	*why = NULL;
+	if (def == NULL || tool_subjects(tool, args, &subjects) < 0) {
+		*why = xasprintf("%s: not a call whose subjects are known",
+		    tool ? tool : "");
+		goto out;
+	}
+	if (def->kind == TOOL_EXEC) {
+		char *cmd =
+		    xstrdup(json_string_value(json_array_get(subjects, 0)));
+
+		json_decref(subjects);
+		subjects = json_array();
+		if (perm_exec_subjects(cmd, subjects, 0) < 0 ||
+		    json_array_size(subjects) == 0) {
+			/* What the guard could not read is asked each
+			 * time: no rule can stand for it. */
+			*why = xasprintf("%s: the command could not be "
+					 "parsed, so it is asked each time",
+			    tool);
+			free(cmd);
+			goto out;
+		}
+		free(cmd);
+	}
+	for (i = 0; (s = json_array_get(subjects, i)) != NULL; i++) {
+		char *norm = def->kind == TOOL_EXEC
+		    ? xstrdup(json_string_value(s))
+		    : perm_norm(p, json_string_value(s));
+
+		r.action = PERM_ALLOW;
+		r.target = xstrdup(def->name);
+		r.pattern = perm_escape(norm);
+		free(norm);
+		for (k = 0; k < p->n; k++)
+			if (p->rules[k].action == PERM_ALLOW &&
+			    p->rules[k].pattern != NULL &&
+			    strcmp(p->rules[k].target, r.target) == 0 &&
+			    strcmp(p->rules[k].pattern, r.pattern) == 0)
+				break;
+		if (k < p->n || !match_valid(r.pattern)) {
+			free(r.target);
+			free(r.pattern);
+			continue;
+		}
+		p->rules = vec_room(p->rules, p->n, sizeof(*p->rules));
+		p->rules[p->n++] = r;
+	}
+	rc = 0;
+out:
+	json_decref(subjects);
+	return rc;
+}
+
 /* perm_turn_new - the repeat guard's state for one turn. */
 struct perm_turn *
 perm_turn_new(void)

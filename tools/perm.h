@@ -78,6 +78,18 @@ int perm_load(struct perm *p, json_t *cfg, char **why);
 void perm_check(struct perm *p, struct perm_turn *turn, const char *tool,
     json_t *args, struct perm_verdict *v);
 
+/*
+ * perm_always - from now on allow tool for exactly the subjects of this
+ * call (a person answered "always"): one rule per subject, appended, so
+ * it matches that subject alone.  Such a rule never passes what comes
+ * before the rules (the guard, secret and protected files), nor the
+ * repeat guard, nor a command that does not parse (refused here:
+ * -SHIRO_ERR_INVAL with *why, caller frees).  The subjects of a call
+ * the rules denied are never asked, so no such rule stands above a deny.
+ * Kept in memory only.
+ */
+int perm_always(struct perm *p, const char *tool, json_t *args, char **why);
+
 /* perm_turn_new - the repeat guard's state for one turn. */
 struct perm_turn *perm_turn_new(void);
 
