@@ -106,7 +106,8 @@ broker_check_counts(struct broker *b)
 
 /* broker_listen - the ZAP handler, then both ROUTERs: the clients' with
  * the NULL mechanism, the workers' as a CURVE server with a key pair of
- * this run, whose public half the pool gives to each worker. */
+ * this run, whose public half the pool gives to each worker; then their
+ * tcp endpoints, if configured (CURVE with keys/server.key). */
 static int
 broker_listen(struct broker *b, char *msg, size_t msglen)
 {
@@ -137,6 +138,9 @@ broker_listen(struct broker *b, char *msg, size_t msglen)
 		    err_str(rc));
 		return rc;
 	}
+	/* The tcp endpoints, if any, after the ipc ones (remote.h). */
+	if ((rc = remote_listen(b, msg, msglen)) != 0)
+		return rc;
 	pool_init(&b->pool, &b->cfg, b->bindir, &b->zap.keys, server.pub);
 	return 0;
 }
@@ -408,6 +412,7 @@ broker_timers(struct broker *b, uint64_t now)
 			 * must not blame them for its own delay. */
 			broker_worker_in(b, now);
 			supervise_tick(b, now);
+			remote_tick(b, now);
 			(void)clients_expire(&b->clients, now);
 			(void)timer_add(&b->timers, now + b->cfg.heartbeat_ms,
 			    BROKER_T_TICK, 0);
@@ -467,7 +472,9 @@ broker_begin_stop(struct broker *b, uint64_t now)
 	for (k = 0; k < b->pool.n; k++) {
 		struct pool_worker *w = &b->pool.w[k];
 
-		if (w->state == POOL_IDLE || w->state == POOL_BUSY)
+		/* A remote worker stays: it reconnects when shirod is back. */
+		if ((w->state == POOL_IDLE || w->state == POOL_BUSY) &&
+		    !w->remote)
 			(void)msg_send(b->wsock, m, &w->ident);
 	}
 	msg_destroy(&m);
@@ -546,6 +553,7 @@ broker_close(struct broker *b)
 	zsock_close(&b->wsock);
 	/* The handler goes last: no connection is ever let in unasked. */
 	zap_close(&b->zap);
+	remote_free(&b->remote);
 	zsock_term();
 	if (b->sigfd >= 0)
 		close(b->sigfd);

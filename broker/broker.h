@@ -17,6 +17,7 @@
  *	gate.c      the prefix gate (rule 30)
  *	usage.c     tokens per provider and model
  *	supervise.c the worker socket: READY, heartbeats, the permission table
+ *	remote.c    the tcp endpoints, their keys, revocation
  *
  * Everything a client or a worker sends is untrusted: a bad message costs
  * one log line and that message (or that peer), never the daemon.
@@ -39,6 +40,7 @@ struct perm;
 #include "gate.h"
 #include "lograte.h"
 #include "pool.h"
+#include "remote.h"
 #include "request.h"
 #include "secret.h"
 #include "timer.h"
@@ -126,6 +128,7 @@ struct broker {
 	struct pool pool;
 	struct secrets secrets; /* the providers' keys (secret_load) */
 	struct zap zap; /* who may connect to csock and wsock */
+	struct remote remote; /* their tcp endpoints (remote.h) */
 	struct lograte log_unknown; /* worker messages dropped */
 	int broken; /* BROKER_EXIT_STORE once broker_fail was called */
 	struct clients clients;

@@ -585,6 +585,32 @@ out:
 	return rc;
 }
 
+/* config_tcp_ok - "tcp://HOST:PORT": a host of printable bytes without
+ * spaces ("*", an address, "[v6]" or a name) and a port 0-65535 or "*". */
+static int
+config_tcp_ok(const char *ep)
+{
+	const char *host = ep + 6, *colon = strrchr(ep, ':'), *p;
+	unsigned long port = 0;
+
+	if (strncmp(ep, "tcp://", 6) != 0 || colon == NULL || colon <= host ||
+	    strlen(ep) > 255)
+		return 0;
+	for (p = host; p < colon; p++)
+		if (*p <= ' ' || *p > '~' || *p == '/')
+			return 0;
+	if (strcmp(colon + 1, "*") == 0)
+		return 1;
+	if (colon[1] == '\0' || strlen(colon + 1) > 5)
+		return 0;
+	for (p = colon + 1; *p != '\0'; p++) {
+		if (*p < '0' || *p > '9')
+			return 0;
+		port = port * 10 + (unsigned long)(*p - '0');
+	}
+	return port <= 65535;
+}
+
 /* config_endpoint_ok - an ipc endpoint's path fits a socket address. */
 static int
 config_endpoint_ok(const char *ep)
@@ -592,8 +618,67 @@ config_endpoint_ok(const char *ep)
 	struct sockaddr_un sun;
 
 	if (strncmp(ep, "ipc://", 6) == 0)
-		return strlen(ep + 6) < sizeof(sun.sun_path);
-	return strncmp(ep, "tcp://", 6) == 0;
+		return strlen(ep + 6) < sizeof(sun.sun_path) && ep[6] == '/';
+	return 0;
+}
+
+/*
+ * config_endpoints - endpoints.NAME: one endpoint or an array of them,
+ * at most one ipc:// (else the default stays) and CONFIG_TCP_MAX tcp://.
+ */
+static int
+config_endpoints(json_t *sec, const char *name, char **ipcp, char **tcp,
+    size_t *ntcp, char **errp)
+{
+	json_t *v = json_object_get(sec, name), *item;
+	const char *ep;
+	size_t k, n;
+	int ipc_seen = 0;
+
+	if (v == NULL)
+		return 0;
+	if (!json_is_string(v) && !json_is_array(v))
+		return config_fail(errp,
+		    "endpoints.%s: must be an endpoint or an array of them",
+		    name);
+	n = json_is_string(v) ? 1 : json_array_size(v);
+	if (n == 0 || n > 1 + CONFIG_TCP_MAX)
+		return config_fail(errp,
+		    "endpoints.%s: one ipc:// endpoint and at most %d tcp:// "
+		    "ones",
+		    name, CONFIG_TCP_MAX);
+	for (k = 0; k < n; k++) {
+		item = json_is_string(v) ? v : json_array_get(v, k);
+		if (!json_is_string(item) || json_string_length(item) == 0 ||
+		    strlen(json_string_value(item)) != json_string_length(item))
+			return config_fail(errp,
+			    "endpoints.%s: each endpoint must be a non-empty "
+			    "string",
+			    name);
+		ep = json_string_value(item);
+		if (config_endpoint_ok(ep)) {
+			if (ipc_seen++)
+				return config_fail(errp,
+				    "endpoints.%s: more than one ipc:// "
+				    "endpoint",
+				    name);
+			free(*ipcp);
+			*ipcp = xstrdup(ep);
+			continue;
+		}
+		if (!config_tcp_ok(ep))
+			return config_fail(errp,
+			    "endpoints.%s: \"%.200s\" is not an ipc:// path "
+			    "shorter than 108 bytes or a tcp://HOST:PORT "
+			    "address",
+			    name, ep);
+		if (*ntcp == CONFIG_TCP_MAX)
+			return config_fail(errp,
+			    "endpoints.%s: more than %d tcp:// endpoints", name,
+			    CONFIG_TCP_MAX);
+		tcp[(*ntcp)++] = xstrdup(ep);
+	}
+	return 0;
 }
 
 /* config_parse - fill cfg (already holding defaults) from root. */
@@ -607,7 +692,8 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 	static const char *const mem_keys[] = {"ceiling", "floor",
 	    "compactionCeiling", "compactionFloor", "jobs", "settleTimeoutMs",
 	    "retryMs", "failures", "provider", "model", "gateBytes", NULL};
-	static const char *const hb_keys[] = {"intervalMs", "liveness", NULL};
+	static const char *const hb_keys[] = {
+	    "intervalMs", "liveness", "remoteLiveness", NULL};
 	static const char *const rs_keys[] = {"minMs", "maxMs", NULL};
 	static const char *const cl_keys[] = {
 	    "max", "replay", "rate", "burst", "perRound", NULL};
@@ -647,21 +733,11 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		return rc;
 	if (sec != NULL &&
 	    ((rc = config_keys(sec, "endpoints", ep_keys, errp)) != 0 ||
-		(rc = config_str(sec, "endpoints", "clients",
-		     &cfg->client_endpoint, errp)) != 0 ||
-		(rc = config_str(sec, "endpoints", "workers",
-		     &cfg->worker_endpoint, errp)) != 0))
+		(rc = config_endpoints(sec, "clients", &cfg->client_endpoint,
+		     cfg->client_tcp, &cfg->nclient_tcp, errp)) != 0 ||
+		(rc = config_endpoints(sec, "workers", &cfg->worker_endpoint,
+		     cfg->worker_tcp, &cfg->nworker_tcp, errp)) != 0))
 		return rc;
-	if (!config_endpoint_ok(cfg->client_endpoint))
-		return config_fail(errp,
-		    "endpoints.clients: \"%.200s\" is not an ipc:// path "
-		    "shorter than 108 bytes or a tcp:// address",
-		    cfg->client_endpoint);
-	if (!config_endpoint_ok(cfg->worker_endpoint))
-		return config_fail(errp,
-		    "endpoints.workers: \"%.200s\" is not an ipc:// path "
-		    "shorter than 108 bytes or a tcp:// address",
-		    cfg->worker_endpoint);
 
 	if ((rc = config_section(root, "memory", &sec, errp)) != 0)
 		return rc;
@@ -733,7 +809,9 @@ config_parse(json_t *root, struct config *cfg, char **errp)
 		(rc = config_u(sec, "heartbeat", "intervalMs", 50, 60000,
 		     &cfg->heartbeat_ms, errp)) != 0 ||
 		(rc = config_u(sec, "heartbeat", "liveness", 2, 100,
-		     &cfg->liveness, errp)) != 0))
+		     &cfg->liveness, errp)) != 0 ||
+		(rc = config_u(sec, "heartbeat", "remoteLiveness", 2, 100,
+		     &cfg->remote_liveness, errp)) != 0))
 		return rc;
 
 	if ((rc = config_section(root, "restart", &sec, errp)) != 0)
@@ -778,6 +856,7 @@ config_defaults(const char *home, struct config *cfg)
 	cfg->worker_endpoint = xasprintf("ipc://%s/run/workers.sock", home);
 	cfg->heartbeat_ms = 1000;
 	cfg->liveness = 3;
+	cfg->remote_liveness = 5;
 	cfg->backoff_min_ms = 100;
 	cfg->backoff_max_ms = 30000;
 	cfg->memory.ceiling = CONFIG_CEILING;
@@ -902,6 +981,10 @@ config_free(struct config *cfg)
 	free(cfg->home);
 	free(cfg->client_endpoint);
 	free(cfg->worker_endpoint);
+	for (i = 0; i < cfg->nclient_tcp; i++)
+		free(cfg->client_tcp[i]);
+	for (i = 0; i < cfg->nworker_tcp; i++)
+		free(cfg->worker_tcp[i]);
 	free(cfg->turn_provider);
 	free(cfg->turns.model);
 	for (i = 0; i < cfg->turns.ntrusted; i++)

@@ -127,6 +127,9 @@ struct config_limits {
 	unsigned long long day_uusd; /* and per local day, over turns */
 };
 
+/* tcp endpoints per socket at most. */
+#define CONFIG_TCP_MAX 4
+
 struct config_clients {
 	unsigned max; /* attached clients at most */
 	unsigned replay; /* events kept for a reconnecting client */
@@ -137,12 +140,19 @@ struct config_clients {
 
 struct config {
 	char *home; /* $SHIRO_HOME, absolute */
-	char *client_endpoint; /* ZeroMQ endpoint for clients */
-	char *worker_endpoint; /* ZeroMQ endpoint for workers */
+	char *client_endpoint; /* ZeroMQ endpoint for clients (ipc) */
+	char *worker_endpoint; /* ZeroMQ endpoint for workers (ipc) */
+	/* tcp endpoints beside them (CURVE with keys/server.key, docs/
+	 * remote.md): off unless endpoints.clients or .workers lists one */
+	char *client_tcp[CONFIG_TCP_MAX];
+	size_t nclient_tcp;
+	char *worker_tcp[CONFIG_TCP_MAX];
+	size_t nworker_tcp;
 	char *turn_provider; /* NULL: no model configured for turns */
 	struct config_turns turns;
 	unsigned heartbeat_ms; /* heartbeat period, both ways */
 	unsigned liveness; /* missed heartbeats that mean dead */
+	unsigned remote_liveness; /* the same for a remote worker */
 	unsigned backoff_min_ms; /* first restart delay of a worker */
 	unsigned backoff_max_ms; /* the delay doubles up to this */
 	struct config_memory memory;

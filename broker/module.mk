@@ -45,7 +45,8 @@ plan-demo: $(BUILD)/shiro-plan
 SHIROD_LIB := $(BUILD)/libshirod.a
 SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/clients.c broker/broker.c broker/serve.c broker/compact.c \
-	broker/supervise.c broker/zap.c broker/secret.c broker/lograte.c \
+	broker/supervise.c broker/zap.c broker/remote.c broker/secret.c \
+	broker/lograte.c \
 	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
 	broker/gate.c broker/usage.c broker/turn.c broker/call.c \
 	broker/doctor.c broker/notes.c
@@ -226,8 +227,9 @@ BENCHES += $(BUILD)/tests/bench_turn
 OBJS += $(BUILD)/tests/bench_turn.o
 $(BUILD)/tests/bench_turn: LDLIBS += $(LIBS_ZMQ) $(LIBS_JSON)
 $(BUILD)/tests/bench_turn: $(BUILD)/tests/bench_turn.o \
-	$(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
-	$(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+	$(BUILD)/tests/bench_util.o $(BUILD)/tests/mock_util.o \
+	$(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+	$(UTIL_LIB) | $(BUILD)/shirod \
 	$(BUILD)/shiro-model-worker $(BUILD)/shiro
 	$(link)
 # test_agent: turns with the workspace's tools through real processes:

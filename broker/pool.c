@@ -123,6 +123,8 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir,
 	p->liveness = cfg->liveness;
 	p->min_ms = cfg->backoff_min_ms;
 	p->max_ms = cfg->backoff_max_ms;
+	p->remote_liveness =
+	    cfg->remote_liveness ? cfg->remote_liveness : cfg->liveness;
 	p->ready_timeout_ms = 10000;
 	p->broker_pid = getpid();
 	p->keys = keys;
@@ -130,7 +132,9 @@ pool_init(struct pool *p, const struct config *cfg, const char *bindir,
 	p->envp = pool_env(cfg->home);
 	for (g = 0; g < cfg->nworkers; g++)
 		total += cfg->workers[g].count;
-	p->cap = total + POOL_WS_SLOTS;
+	/* Room for the workspaces' and the remote slots too, so that a
+	 * slot never moves; each kind is bounded by its own count. */
+	p->cap = total + POOL_WS_SLOTS + POOL_REMOTE_MAX;
 	p->w = xcalloc(p->cap, sizeof(*p->w));
 	pool_ws_paths(p, cfg, bindir);
 	/* Program paths are kept in an array owned by the pool (freed in
@@ -165,6 +169,8 @@ pool_free(struct pool *p)
 	unsigned k;
 
 	for (k = 0; k < p->n; k++) {
+		if (p->w[k].remote)
+			continue;
 		if (p->w[k].ondemand) {
 			free((char *)p->w[k].workspace);
 			continue;
@@ -202,10 +208,13 @@ pool_state_name(enum pool_state s)
 	return "?";
 }
 
-/* pool_forget_key - slot w's process may connect no more. */
+/* pool_forget_key - slot w's process may connect no more (a remote
+ * slot's key stays: keys/workers/ admits it). */
 static void
 pool_forget_key(struct pool *p, struct pool_worker *w)
 {
+	if (w->remote)
+		return;
 	if (w->user[0] != '\0')
 		zap_keys_drop(p->keys, w->user);
 	w->user[0] = '\0';
@@ -437,6 +446,58 @@ pool_ready(struct pool_worker *w, const struct msg_ident *ident,
 	return 0;
 }
 
+/* pool_remote - the slot of the remote worker admitted as user. */
+struct pool_worker *
+pool_remote(struct pool *p, const char *user, int make, uint64_t now)
+{
+	struct pool_worker *w;
+	unsigned k, nremote = 0;
+
+	for (k = 0; k < p->n; k++) {
+		if (!p->w[k].remote)
+			continue;
+		nremote++;
+		if (strcmp(p->w[k].user, user) == 0)
+			return &p->w[k];
+	}
+	if (!make || nremote >= POOL_REMOTE_MAX || p->n >= p->cap ||
+	    strlen(user) >= sizeof(w->user))
+		return NULL;
+	w = &p->w[p->n];
+	memset(w, 0, sizeof(*w));
+	w->idx = p->n++;
+	w->role = CONFIG_ROLE_MODEL;
+	w->remote = 1;
+	w->state = POOL_DOWN;
+	w->backoff_ms = p->min_ms;
+	w->restart_at = now;
+	snprintf(w->user, sizeof(w->user), "%s", user);
+	return w;
+}
+
+/* pool_remote_ready - the remote slot w is ready on a new connection. */
+uint64_t
+pool_remote_ready(struct pool_worker *w, const struct msg_ident *ident,
+    const char *provider, uint64_t now)
+{
+	uint64_t job = 0;
+
+	if (w->state == POOL_IDLE || w->state == POOL_BUSY)
+		job = w->njobs > 0 ? w->jobs[0] : 0;
+	w->njobs = 0;
+	w->provider = provider;
+	w->ident = *ident;
+	w->state = POOL_IDLE;
+	w->ready_at = now;
+	w->last_seen = now;
+	w->spawned_at = now;
+	w->starts++;
+	w->secret_sent = 0;
+	if (w->max_jobs == 0)
+		w->max_jobs = 1;
+	return job;
+}
+
 /* pool_has_pid - whether pid is a live worker's. */
 int
 pool_has_pid(const struct pool *p, pid_t pid)
@@ -537,9 +598,22 @@ pool_kill(struct pool *p, struct pool_worker *w, const char *why, uint64_t now)
 {
 	uint64_t job = w->njobs > 0 ? w->jobs[0] : 0;
 
-	(void)now;
 	if (w->state == POOL_DOWN || w->state == POOL_DYING)
 		return 0;
+	if (w->remote) {
+		/* No process: its connection is dropped and its next READY
+		 * waits out the back-off. */
+		log_warnx("remote worker %s (slot %u) dropped: %s",
+		    w->user + strlen(ZAP_USER_REMOTE_WORKER), w->idx, why);
+		w->state = POOL_DOWN;
+		w->njobs = 0;
+		w->ident.len = 0;
+		w->restart_at = now + w->backoff_ms;
+		w->backoff_ms = w->backoff_ms >= p->max_ms / 2
+		    ? p->max_ms
+		    : w->backoff_ms * 2;
+		return job;
+	}
 	log_warnx("worker %u (%s, pid %d) killed: %s", w->idx,
 	    config_role_name(w->role), (int)w->pid, why);
 	if (w->pid > 0)
@@ -593,7 +667,7 @@ void
 pool_tick(
     struct pool *p, uint64_t now, uint64_t *jobs, unsigned max, unsigned *njobs)
 {
-	uint64_t dead_after = (uint64_t)p->hb_ms * p->liveness;
+	uint64_t dead_after;
 	uint64_t job;
 	unsigned k;
 
@@ -601,9 +675,13 @@ pool_tick(
 	for (k = 0; k < p->n; k++) {
 		struct pool_worker *w = &p->w[k];
 
+		/* A remote worker's heartbeats cross a network: it may miss
+		 * more of them. */
+		dead_after = (uint64_t)p->hb_ms *
+		    (w->remote ? p->remote_liveness : p->liveness);
 		switch (w->state) {
 		case POOL_DOWN:
-			if (!p->stopping && w->restart_at <= now)
+			if (!w->remote && !p->stopping && w->restart_at <= now)
 				(void)pool_spawn(p, w, now);
 			break;
 		case POOL_STARTING:
@@ -640,12 +718,15 @@ pool_next_due(const struct pool *p, uint64_t now)
 		const struct pool_worker *w = &p->w[k];
 
 		t = due;
-		if (w->state == POOL_DOWN)
+		if (w->state == POOL_DOWN && !w->remote)
 			t = w->restart_at;
 		else if (w->state == POOL_STARTING)
 			t = w->spawned_at + p->ready_timeout_ms + 1;
 		else if (w->state == POOL_IDLE || w->state == POOL_BUSY)
-			t = w->last_seen + (uint64_t)p->hb_ms * p->liveness + 1;
+			t = w->last_seen +
+			    (uint64_t)p->hb_ms *
+				(w->remote ? p->remote_liveness : p->liveness) +
+			    1;
 		if (t < due)
 			due = t;
 	}
@@ -712,20 +793,22 @@ static struct pool_worker *
 pool_ws_spare(struct pool *p, uint64_t now)
 {
 	struct pool_worker *lru = NULL;
-	unsigned k;
+	unsigned k, nws = 0;
 
 	for (k = 0; k < p->n; k++) {
 		struct pool_worker *w = &p->w[k];
 
 		if (!w->ondemand)
 			continue;
+		nws++;
 		if (w->retired && w->state == POOL_DOWN)
 			return w;
 		if (!w->retired && w->state == POOL_IDLE &&
 		    (lru == NULL || w->used_at < lru->used_at))
 			lru = w;
 	}
-	if (p->n < p->cap) {
+	/* The remote slots share the room after the settings' ones. */
+	if (nws < POOL_WS_SLOTS && p->n < p->cap) {
 		struct pool_worker *w = &p->w[p->n];
 
 		memset(w, 0, sizeof(*w));

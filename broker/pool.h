@@ -27,6 +27,19 @@
  * the peer says about itself, and the key is dropped from the table
  * when the process is killed or reaped.  A worker runs with a small
  * environment the pool builds (pool_init), never shirod's own.
+ *
+ * Remote workers (docs/remote.md) join the same pool: a model worker on
+ * another machine that connects to a tcp endpoint with a key listed in
+ * keys/workers/ gets a slot of its own at its first READY, known by its
+ * key's User-Id ("r:NAME"), with no process and no restart.  It serves
+ * the provider its READY names (one shirod knows), with its own key for
+ * it: shirod sends it no SECRET.  It goes DOWN when it stops
+ * heartbeating (heartbeat.remoteLiveness periods), when its connection
+ * is gone, when it misbehaves (then its next READY is refused for the
+ * back-off) or when its key is revoked; a READY on a new connection
+ * (it reconnected) moves the slot there, and the jobs it held on the
+ * old one go to other workers.  Local and remote slots of a provider are
+ * one pool to pool_idle.
  */
 #ifndef SHIRO_BROKER_POOL_H
 #define SHIRO_BROKER_POOL_H
@@ -50,6 +63,9 @@ enum pool_state {
 /* The most jobs one worker runs at once (READY's jobs is cut to it). */
 #define POOL_JOBS_MAX 16
 
+/* Remote workers' slots at most (one per admitted key's name). */
+#define POOL_REMOTE_MAX 64
+
 struct pool_worker {
 	unsigned idx;
 	enum config_role role;
@@ -69,6 +85,7 @@ struct pool_worker {
 	unsigned max_jobs; /* what READY said it runs at once */
 	int secret_sent;
 	int warned; /* "cannot run" was logged */
+	int remote; /* a remote worker: no process, user is "r:NAME" */
 	/* A tool or fs worker started for a turn's workspace, not by the
 	 * settings (pool_for_workspace): workspace is its own copy. */
 	int ondemand;
@@ -85,6 +102,7 @@ struct pool {
 	char *endpoint; /* the workers' endpoint, passed in argv */
 	char *home;
 	unsigned hb_ms, liveness, min_ms, max_ms;
+	unsigned remote_liveness; /* heartbeats a remote worker may miss */
 	unsigned ready_timeout_ms;
 	int stopping; /* pool_stop() was called: no more restarts */
 	pid_t broker_pid;
@@ -92,7 +110,8 @@ struct pool {
 	char server_key[ZSOCK_KEY_Z85 + 1]; /* the worker socket's public */
 	char **envp; /* the workers' environment */
 	unsigned cap; /* slots allocated: the configured, then spares for
-		       * workspaces (never reallocated: pointers stay) */
+		       * workspaces and remote slots (never reallocated:
+		       * pointers stay) */
 	char *ws_path[CONFIG_NROLES]; /* the program of a workspace's
 				       * worker, per role */
 };
@@ -166,6 +185,25 @@ struct pool_worker *pool_by_user(struct pool *p, const struct msg_user *user);
 int pool_ready(struct pool_worker *w, const struct msg_ident *ident,
     const char *role, const char *provider, uint64_t now, const char **whyp);
 
+/*
+ * pool_remote - the slot of the remote worker admitted as user ("r:NAME"),
+ * made (DOWN) if it has none and make is set; NULL when it has none, or
+ * when POOL_REMOTE_MAX remote slots exist already.
+ */
+struct pool_worker *pool_remote(
+    struct pool *p, const char *user, int make, uint64_t now);
+
+/*
+ * pool_remote_ready - the remote slot w said READY on connection ident
+ * for provider (borrowed from the config): w is IDLE there.  Returns
+ * the first job w held on its earlier connection (0 if none), which the
+ * caller requeues with the others, as after pool_kill.  The caller has
+ * checked that w may be ready now (not in back-off, not on the same
+ * connection again).
+ */
+uint64_t pool_remote_ready(struct pool_worker *w, const struct msg_ident *ident,
+    const char *provider, uint64_t now);
+
 /* pool_has_pid - whether pid is a live (not yet reaped) worker's. */
 int pool_has_pid(const struct pool *p, pid_t pid);
 
@@ -201,8 +239,9 @@ int pool_done(struct pool_worker *w, uint64_t job);
 
 /*
  * pool_kill - kill w's process (SIGKILL) and mark it DYING: it restarts
- * once reaped.  Returns the job it held (0 if none), which the caller
- * must requeue.  why goes to the log.
+ * once reaped.  A remote slot goes DOWN at once, and its next READY is
+ * refused until the back-off has passed.  Returns the job it held (0 if
+ * none), which the caller must requeue.  why goes to the log.
  */
 uint64_t pool_kill(
     struct pool *p, struct pool_worker *w, const char *why, uint64_t now);

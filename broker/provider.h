@@ -26,31 +26,9 @@
 
 #include <stddef.h>
 
+#include "proto/provider_preset.h"
+
 #include "config.h"
-
-/* The wires, as the worker's --wire names them. */
-#define PROVIDER_WIRE_OFFLINE "offline"
-#define PROVIDER_WIRE_ANTHROPIC "anthropic"
-#define PROVIDER_WIRE_RESPONSES "openai-responses"
-#define PROVIDER_WIRE_CHAT "openai-chat"
-
-/* A preset: a wire and the usual ways of a service or a local server. */
-struct provider_preset {
-	const char *name; /* what type or SHIRO_PROVIDER says */
-	const char *wire;
-	const char *base_url; /* NULL for offline */
-	const char *key_env; /* the variable of its key; NULL: keyless */
-	const char *url_env; /* the SDK's base URL variable, if any */
-	const char *model; /* for turns; NULL: the user must name one */
-	const char *cheap; /* for compactions */
-	int local; /* a server on this machine: no key, no price */
-};
-
-/* provider_preset_find - the preset called name (aliases included). */
-const struct provider_preset *provider_preset_find(const char *name);
-
-/* provider_preset_names - the preset names for messages, ", "-joined. */
-const char *provider_preset_names(void);
 
 /*
  * provider_resolve - resolve cfg's providers against envp (a NULL-ended

@@ -666,6 +666,9 @@ serve_status(struct broker *b, struct msg_val *doc)
 		if (w->workspace != NULL && !w->retired)
 			msg_val_set_str(v, "workspace", w->workspace);
 		msg_val_set_int(v, "pid", w->pid);
+		if (w->remote)
+			msg_val_set_str(v, "remote",
+			    w->user + strlen(ZAP_USER_REMOTE_WORKER));
 		msg_val_set_int(v, "starts", w->starts);
 		msg_val_set_int(v, "jobs", w->jobs_done);
 	}
@@ -677,6 +680,7 @@ serve_status(struct broker *b, struct msg_val *doc)
 	v = msg_val_set_map(doc, "auth");
 	msg_val_set_int(v, "admitted", (int64_t)b->zap.admitted);
 	msg_val_set_int(v, "refused", (int64_t)b->zap.refused);
+	remote_status(b, doc);
 	msg_val_set_int(doc, "seq", (int64_t)b->clients.seq);
 	v = msg_val_set_map(doc, "turns");
 	if (b->cfg.turn_provider != NULL)

@@ -50,7 +50,8 @@ supervise_secret(struct broker *b, struct pool_worker *w)
 	struct msg *m;
 	size_t len = 0;
 
-	if (w->provider == NULL || w->secret_sent)
+	/* A remote worker holds its own key: none leaves this machine. */
+	if (w->provider == NULL || w->secret_sent || w->remote)
 		return;
 	key = secret_get(&b->secrets, w->provider, &len);
 	if (key == NULL)
@@ -110,6 +111,91 @@ supervise_same_conn(const struct pool_worker *w, const struct msg_ident *from)
 	    memcmp(w->ident.data, from->data, from->len) == 0;
 }
 
+/*
+ * supervise_remote_ready - READY from a remote worker, whose key is
+ * admitted as user: its slot is made at its first READY.  A later READY
+ * (it reconnected, or heard nothing from shirod for a while) starts it
+ * afresh on the connection it came on: the worker dropped the jobs it
+ * had, which go to other workers.  Its key is its identity, so a second
+ * READY is no breach as a local process's is.
+ */
+static void
+supervise_remote_ready(struct broker *b, const struct msg_ident *from,
+    const struct msg_user *user, const struct msg *m, uint64_t now)
+{
+	const struct config_provider *pv;
+	const char *role = "", *provider = "";
+	uint64_t version = 0, jobs = 1, job;
+	struct pool_worker *w;
+	char why[160];
+
+	/* Its connection was admitted before its key was revoked. */
+	if (zap_keys_user(&b->zap.remote_workers, user->id) == NULL) {
+		lograte_info(&b->log_unknown, now,
+		    "READY from remote worker %s, whose key is revoked: "
+		    "dropped",
+		    user->id + strlen(ZAP_USER_REMOTE_WORKER));
+		return;
+	}
+	w = pool_remote(&b->pool, user->id, 1, now);
+	if (w == NULL) {
+		lograte_info(&b->log_unknown, now,
+		    "READY from remote worker %s dropped: %d remote workers "
+		    "are known already",
+		    user->id + strlen(ZAP_USER_REMOTE_WORKER), POOL_REMOTE_MAX);
+		return;
+	}
+	if (w->state == POOL_DOWN && now < w->restart_at) {
+		lograte_info(&b->log_unknown, now,
+		    "READY from remote worker %s dropped: it was dropped "
+		    "%llu ms ago for misbehaving",
+		    user->id + strlen(ZAP_USER_REMOTE_WORKER),
+		    (unsigned long long)(now - w->restart_at + w->backoff_ms));
+		return;
+	}
+	(void)msg_get_str(m, "role", &role, NULL);
+	(void)msg_get_str(m, "provider", &provider, NULL);
+	(void)msg_get_uint(m, "version", &version);
+	(void)msg_get_uint(m, "jobs", &jobs);
+	pv = config_provider(&b->cfg, provider);
+	why[0] = '\0';
+	if (version != MSG_VERSION)
+		snprintf(why, sizeof(why), "speaks version %llu, not %d",
+		    (unsigned long long)version, MSG_VERSION);
+	else if (strcmp(role, config_role_name(CONFIG_ROLE_MODEL)) != 0)
+		snprintf(why, sizeof(why),
+		    "said READY as a %.16s worker; remote workers are model "
+		    "workers",
+		    role);
+	else if (pv == NULL)
+		snprintf(why, sizeof(why),
+		    "serves provider \"%.64s\", which this shirod does not "
+		    "know",
+		    provider);
+	if (why[0] != '\0') {
+		/* Its slot goes down (its jobs to others), and its next
+		 * READY waits out the back-off. */
+		if (w->state == POOL_DOWN)
+			w->state = POOL_IDLE;
+		supervise_kill(b, w, why, now);
+		return;
+	}
+	if (w->state == POOL_IDLE || w->state == POOL_BUSY)
+		log_info("remote worker %s said READY again%s: the jobs it "
+			 "held go to other workers",
+		    user->id + strlen(ZAP_USER_REMOTE_WORKER),
+		    supervise_same_conn(w, from) ? "" : " (it reconnected)");
+	job = pool_remote_ready(w, from, pv->name, now);
+	if (job != 0)
+		compact_requeue(b, job);
+	pool_capacity(w, jobs);
+	log_info("remote worker %s (slot %u, model %s, %u jobs at once) is "
+		 "ready",
+	    user->id + strlen(ZAP_USER_REMOTE_WORKER), w->idx, pv->name,
+	    w->max_jobs);
+	compact_dispatch(b, now);
+}
+
 /* supervise_worker - handle one message from the worker socket. */
 void
 supervise_worker(struct broker *b, const struct msg_ident *from,
@@ -119,6 +205,13 @@ supervise_worker(struct broker *b, const struct msg_ident *from,
 	enum msg_type t = msg_type(m);
 	struct pool_worker *w;
 
+	/* A remote worker's READY finds (or makes) its slot by its key. */
+	if (t == MSG_READY && user->len > strlen(ZAP_USER_REMOTE_WORKER) &&
+	    strncmp(user->id, ZAP_USER_REMOTE_WORKER,
+		strlen(ZAP_USER_REMOTE_WORKER)) == 0) {
+		supervise_remote_ready(b, from, user, m, now);
+		goto out;
+	}
 	/* The slot comes from the connection's key, never from the peer's
 	 * word: a process that is gone or never was one of ours. */
 	w = pool_by_user(&b->pool, user);

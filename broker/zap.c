@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "proto/err.h"
+#include "proto/keys.h"
 #include "proto/log.h"
 #include "proto/xmalloc.h"
 
@@ -46,6 +47,18 @@ zap_keys_drop(struct zap_keys *t, const char *user)
 		explicit_bzero(&t->v[t->n], sizeof(t->v[t->n]));
 		return;
 	}
+}
+
+/* zap_keys_user - the entry admitted as user, or NULL. */
+const struct zap_key *
+zap_keys_user(const struct zap_keys *t, const char *user)
+{
+	size_t k;
+
+	for (k = 0; k < t->n; k++)
+		if (strcmp(t->v[k].user, user) == 0)
+			return &t->v[k];
+	return NULL;
 }
 
 /* zap_keys_find - the entry of key, or NULL. */
@@ -88,6 +101,8 @@ zap_close(struct zap *z)
 {
 	zsock_close(&z->sock);
 	zap_keys_free(&z->keys);
+	zap_keys_free(&z->remote_clients);
+	zap_keys_free(&z->remote_workers);
 }
 
 /* zap_number - a decimal number of s[0..len) into *vp: 0 or -1. */
@@ -207,12 +222,54 @@ zap_client_check(
 	return -SHIRO_ERR_PERM;
 }
 
+/* zap_remote - a request on a tcp endpoint: a CURVE key of table t. */
+static void
+zap_remote(struct zap *z, const struct zsock_zap_req *req,
+    const struct zap_keys *t, const char *what, uint64_t now)
+{
+	const struct zap_key *k = NULL;
+	char fp[KEYS_FP_LEN], z85[ZSOCK_KEY_Z85 + 1];
+
+	if (req->has_key && strcmp(req->mechanism, "CURVE") == 0)
+		k = zap_keys_find(t, req->key);
+	if (k != NULL) {
+		z->admitted++;
+		(void)zsock_zap_reply(z->sock, req, 200, "OK", k->user);
+		return;
+	}
+	z->refused++;
+	if (!req->has_key) {
+		lograte_info(&z->log_remote, now,
+		    "refused a %s connection from %s: mechanism %s, not CURVE",
+		    what, req->address[0] ? req->address : "(no address)",
+		    req->mechanism);
+	} else {
+		keys_fingerprint(req->key, fp);
+		zsock_key_encode(req->key, z85);
+		lograte_info(&z->log_remote, now,
+		    "refused a %s connection from %s: key %s is not admitted "
+		    "('shiro keys add %s NAME %s' admits it)",
+		    what, req->address[0] ? req->address : "(no address)", fp,
+		    what, z85);
+	}
+	(void)zsock_zap_reply(z->sock, req, 400, "key not admitted", "");
+}
+
 /* zap_answer - admit or refuse one request. */
 static void
 zap_answer(struct zap *z, const struct zsock_zap_req *req, uint64_t now)
 {
 	const struct zap_key *k;
 	char why[192];
+
+	if (strcmp(req->domain, ZAP_DOMAIN_REMOTE_CLIENTS) == 0) {
+		zap_remote(z, req, &z->remote_clients, "client", now);
+		return;
+	}
+	if (strcmp(req->domain, ZAP_DOMAIN_REMOTE_WORKERS) == 0) {
+		zap_remote(z, req, &z->remote_workers, "worker", now);
+		return;
+	}
 
 	if (strcmp(req->domain, ZAP_DOMAIN_WORKERS) == 0) {
 		k = req->has_key && strcmp(req->mechanism, "CURVE") == 0

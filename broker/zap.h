@@ -18,9 +18,18 @@
  *                       which libzmq reports in the request's address)
  *                       is shirod's own and the peer is neither a worker
  *                       nor a descendant of one (zap_client_check).
+ *   ZAP_DOMAIN_REMOTE_CLIENTS, ZAP_DOMAIN_REMOTE_WORKERS
+ *                       the tcp endpoints of the two sockets (CURVE with
+ *                       shirod's key pair in keys/server.key): admitted
+ *                       only with a public key listed in keys/clients/
+ *                       or keys/workers/ (tables remote_clients and
+ *                       remote_workers, which broker/remote.c fills from
+ *                       those files), as "c:NAME" or "r:NAME".
  *
- * The table is data, not code: a later socket with keys from files uses
- * it as is.  Refusals are logged at most once a second per domain.
+ * The tables are data, not code.  Refusals are logged at most once a
+ * second per domain; a refused tcp peer is named by its address and its
+ * key's fingerprint (and the key itself, which is public, so that the
+ * person who runs shirod can admit it).
  */
 #ifndef SHIRO_BROKER_ZAP_H
 #define SHIRO_BROKER_ZAP_H
@@ -35,6 +44,10 @@
 
 #define ZAP_DOMAIN_WORKERS "shiro-workers"
 #define ZAP_DOMAIN_CLIENTS "shiro-clients"
+#define ZAP_DOMAIN_REMOTE_CLIENTS "shiro-remote-clients"
+#define ZAP_DOMAIN_REMOTE_WORKERS "shiro-remote-workers"
+#define ZAP_USER_REMOTE_CLIENT "c:" /* and the key's name */
+#define ZAP_USER_REMOTE_WORKER "r:" /* and the key's name */
 #define ZAP_USER_CLIENT "client" /* the User-Id of an admitted client */
 #define ZAP_USER_MAX 32 /* bytes of a User-Id, with its NUL */
 #define ZAP_ANCESTORS 64 /* parents walked up from a client's pid */
@@ -58,6 +71,9 @@ void zap_keys_put(struct zap_keys *t, const unsigned char key[ZSOCK_KEY_BIN],
 /* zap_keys_drop - admit user's key no longer (no-op if absent). */
 void zap_keys_drop(struct zap_keys *t, const char *user);
 
+/* zap_keys_user - the entry admitted as user, or NULL (borrowed). */
+const struct zap_key *zap_keys_user(const struct zap_keys *t, const char *user);
+
 /* zap_keys_find - the entry of key, or NULL (borrowed). */
 const struct zap_key *zap_keys_find(
     const struct zap_keys *t, const unsigned char key[ZSOCK_KEY_BIN]);
@@ -71,11 +87,13 @@ typedef int (*zap_worker_fn)(void *arg, pid_t pid);
 struct zap {
 	void *sock; /* the REP on inproc://zeromq.zap.01 */
 	struct zap_keys keys; /* who may connect to the workers' socket */
+	struct zap_keys remote_clients; /* on the clients' tcp endpoints */
+	struct zap_keys remote_workers; /* on the workers' tcp endpoints */
 	uid_t uid; /* the only uid admitted on the clients' socket */
 	zap_worker_fn is_worker;
 	void *arg;
 	const char *proc; /* "/proc", or another root for tests */
-	struct lograte log_workers, log_clients;
+	struct lograte log_workers, log_clients, log_remote;
 	uint64_t admitted, refused;
 };
 

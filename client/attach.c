@@ -296,8 +296,8 @@ attach_try(struct attach *a)
 	 * stopped until someone starts it. */
 	rc = a->s->sock_path != NULL ? daemon_probe(a->s->sock_path) : 0;
 	if (rc == 0)
-		rc = conn_open(
-		    a->s->endpoint, a->s->dead_ms, a->last_seq, &h, &a->c);
+		rc = conn_open(a->s->endpoint, a->s->cred, a->s->dead_ms,
+		    a->last_seq, &h, &a->c);
 	if (rc != 0 || a->c == NULL)
 		return 0;
 	snprintf(line, sizeof(line),

@@ -4,12 +4,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "proto/buf.h"
 #include "proto/err.h"
+#include "proto/keys.h"
 #include "proto/log.h"
 #include "proto/utf8.h"
 #include "proto/xmalloc.h"
@@ -70,8 +70,19 @@ cmd_catch_signals(void)
 static int
 cmd_unreachable(const struct shiro *s, const char *why)
 {
-	char *shirod = s->self_dir != NULL ? helper_path(s, "shirod") : NULL;
+	char *shirod;
 
+	if (s->cred != NULL) {
+		/* Another machine's shirod: nothing to start from here. */
+		fprintf(stderr,
+		    "shiro: no shirod answers on %s: %s.\n"
+		    "Check that it runs there with this endpoint in "
+		    "endpoints.clients, and that --server-key is the key "
+		    "'shiro keys' prints there (docs/remote.md).\n",
+		    s->endpoint, why);
+		return SHIRO_EXIT_UNREACHABLE;
+	}
+	shirod = s->self_dir != NULL ? helper_path(s, "shirod") : NULL;
 	fprintf(stderr,
 	    "shiro: no shirod answers on %s: %s.\n"
 	    "Start one with 'shiro' (it starts shirod when none runs) or "
@@ -101,7 +112,24 @@ cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
 		if (rc < 0 && daemon_start(s) < 0)
 			return SHIRO_EXIT_UNREACHABLE;
 	}
-	rc = conn_open(s->endpoint, s->dead_ms, last_seq, h, cp);
+	rc = conn_open(s->endpoint, s->cred, s->dead_ms, last_seq, h, cp);
+	if (rc == -SHIRO_ERR_PERM) {
+		char fp[KEYS_FP_LEN];
+		unsigned char bin[ZSOCK_KEY_BIN];
+
+		(void)zsock_key_decode(s->cred->own.pub, bin);
+		keys_fingerprint(bin, fp);
+		fprintf(stderr,
+		    "shiro: shirod on %s refused this client's key (%s).\n"
+		    "On its machine, admit it: shiro keys add client NAME "
+		    "'%s'\n",
+		    s->endpoint, fp, s->cred->own.pub);
+		return SHIRO_EXIT_FAIL;
+	}
+	if (rc == -SHIRO_ERR_FAILED)
+		return cmd_unreachable(s,
+		    "the CURVE handshake failed (a wrong --server-key, or not "
+		    "a shirod)");
 	if (rc == -SHIRO_ERR_TIMEOUT)
 		return cmd_unreachable(s,
 		    "it did not answer within a few "
@@ -117,21 +145,9 @@ cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
 char *
 cmd_key(void)
 {
-	unsigned char r[16];
-	char *key = xmalloc(2 * sizeof(r) + 1);
-	size_t k;
+	char *key = xmalloc(CONN_TOKEN_LEN);
 
-	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
-		/* Unique enough without the kernel's randomness. */
-		long long t = zsock_now_ms();
-
-		memset(r, 0, sizeof(r));
-		memcpy(r, &t, sizeof(t));
-		r[8] = (unsigned char)getpid();
-		r[9] = (unsigned char)(getpid() >> 8);
-	}
-	for (k = 0; k < sizeof(r); k++)
-		snprintf(key + 2 * k, 3, "%02x", r[k]);
+	conn_token(key);
 	return key;
 }
 
@@ -357,6 +373,29 @@ cmd_wait_gone(pid_t pid)
 }
 
 /*
+ * cmd_wait_silent - wait (bounded) until the stopped daemon at the other
+ * end of c stops answering: over tcp its pid is another machine's, so
+ * kill(pid, 0) here would ask about some process of this one.
+ */
+static int
+cmd_wait_silent(const struct shiro *s, struct conn *c)
+{
+	long long end = zsock_now_ms() + CMD_STOP_MS;
+	int rc;
+
+	while (zsock_now_ms() < end) {
+		rc = conn_pump(c, -1, 200);
+		if (rc == -SHIRO_ERR_TIMEOUT || rc == -SHIRO_ERR_IO)
+			return SHIRO_EXIT_OK;
+	}
+	fprintf(stderr,
+	    "shiro stop: shirod at %s agreed to stop but still answers after "
+	    "%d s; see its log on that machine.\n",
+	    s->endpoint, CMD_STOP_MS / 1000);
+	return SHIRO_EXIT_FAIL;
+}
+
+/*
  * cmd_ask - connect (starting a daemon when may_start), send *reqp (it
  * is consumed) and get its answer in *ansp (caller destroys).  Returns
  * SHIRO_EXIT_OK, or the exit code after saying what went wrong: an
@@ -384,7 +423,10 @@ cmd_ask(
 		goto out;
 	}
 	rc = SHIRO_EXIT_OK;
-	if (msg_type(*reqp) == MSG_STOP)
+	if (msg_type(*reqp) == MSG_STOP && s->endpoint != NULL &&
+	    strncmp(s->endpoint, "tcp://", 6) == 0)
+		rc = cmd_wait_silent(s, c);
+	else if (msg_type(*reqp) == MSG_STOP)
 		rc = cmd_wait_gone(c->daemon_pid);
 	else
 		conn_bye(c);

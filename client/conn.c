@@ -1,7 +1,9 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -44,6 +46,25 @@ conn_ping(struct conn *c, long long now)
 	msg_destroy(&m);
 }
 
+/* conn_catch_up - shirod numbered events this client did not get: say
+ * HELLO again with the last one seen, and it sends the others. */
+static void
+conn_catch_up(struct conn *c)
+{
+	struct msg *m = msg_new(MSG_HELLO);
+
+	msg_set_int(m, "rid", (int64_t)c->next_rid++);
+	msg_set_str(m, "client", "shiro");
+	msg_set_int(m, "version", MSG_VERSION);
+	if (c->last_seq > 0)
+		msg_set_int(m, "last_seq", (int64_t)c->last_seq);
+	if (msg_send(c->sock, m, NULL) == 0) {
+		c->catching_up = 1;
+		c->rehellos++;
+	}
+	msg_destroy(&m);
+}
+
 /*
  * conn_handle - take one message from the daemon.  Returns 1 and hands
  * it over in *answerp when it answers request want_rid, else 0.
@@ -72,6 +93,22 @@ conn_handle(
 		return 0;
 	}
 	has_rid = msg_get_uint(m, "rid", &rid) == 0;
+	if (t == MSG_WELCOME && !(want_rid != 0 && rid == want_rid)) {
+		bool replay = false;
+
+		/* The answer to a HELLO for missed events: they follow, or
+		 * shirod no longer has them and numbering goes on from its
+		 * seq. */
+		c->catching_up = 0;
+		(void)msg_get_bool(m, "replay", &replay);
+		if (!replay && msg_get_uint(m, "seq", &seq) == 0)
+			c->last_seq = seq;
+		msg_destroy(&m);
+		return 0;
+	}
+	if (t == MSG_PONG && msg_get_uint(m, "seq", &seq) == 0 &&
+	    seq > c->last_seq && !c->catching_up)
+		conn_catch_up(c);
 	switch (t) {
 	case MSG_ACK:
 	case MSG_REPLY:
@@ -308,15 +345,37 @@ conn_pump(struct conn *c, int fd, long timeout_ms)
 	return rc < 0 ? rc : 0;
 }
 
+/* conn_token - 16 random bytes in hex. */
+void
+conn_token(char out[CONN_TOKEN_LEN])
+{
+	unsigned char r[16];
+	size_t k;
+
+	if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+		/* Unique enough without the kernel's randomness. */
+		long long t = zsock_now_ms();
+
+		memset(r, 0, sizeof(r));
+		memcpy(r, &t, sizeof(t));
+		r[8] = (unsigned char)getpid();
+		r[9] = (unsigned char)(getpid() >> 8);
+	}
+	for (k = 0; k < sizeof(r); k++)
+		snprintf(out + 2 * k, 3, "%02x", r[k]);
+}
+
 /* conn_open - connect and say HELLO (see conn.h). */
 int
-conn_open(const char *endpoint, int dead_ms, uint64_t last_seq,
-    const struct conn_handler *h, struct conn **cp)
+conn_open(const char *endpoint, const struct zsock_cred *cred, int dead_ms,
+    uint64_t last_seq, const struct conn_handler *h, struct conn **cp)
 {
+	struct zsock_opts zo;
 	struct conn *c;
 	struct msg *hello = NULL, *welcome = NULL;
 	uint64_t v = 0, pid = 0, seq = 0;
 	bool replay = false;
+	char ident[CONN_TOKEN_LEN + 1];
 	int rc;
 
 	*cp = NULL;
@@ -328,7 +387,22 @@ conn_open(const char *endpoint, int dead_ms, uint64_t last_seq,
 	c->last_heard = c->last_ping = zsock_now_ms();
 	if (h != NULL)
 		c->handler = *h;
-	rc = zsock_dealer(endpoint, NULL, &c->sock);
+	memset(&zo, 0, sizeof(zo));
+	/* One routing identity for the life of this connection, so that
+	 * shirod knows it again when libzmq makes the tcp connection anew
+	 * (shirod closed them to shut out a revoked key). */
+	ident[0] = 'c';
+	conn_token(ident + 1);
+	zo.identity = ident;
+	if (cred != NULL) {
+		/* Over tcp the handshake tells a refused key at once. */
+		zo.curve = cred;
+		rc = zsock_dealer_wait(endpoint, &zo, dead_ms, &c->sock);
+		if (rc == -SHIRO_ERR_PROTO)
+			rc = -SHIRO_ERR_FAILED;
+	} else {
+		rc = zsock_dealer(endpoint, &zo, &c->sock);
+	}
 	if (rc < 0)
 		goto out;
 	hello = msg_new(MSG_HELLO);

@@ -1,11 +1,11 @@
 # client/: shiro, the client (docs/client.md).
 
 # Everything but main() goes into a library, so the tests can link the
-# parts they test (the JSON writer, the history file, SHA-256).
+# parts they test (the JSON writer, the history file).
 CLIENT_LIB := $(BUILD)/libshiroclient.a
 CLIENT_SRCS := client/attach.c client/cmd.c client/conn.c client/daemon.c \
 	client/edit.c client/helper.c client/hist.c client/json_out.c \
-	client/project.c client/render.c client/turn.c \
+	client/project.c client/remote.c client/render.c client/turn.c \
 	client/usage.c
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(CLIENT_OBJS) $(BUILD)/client/shiro.o

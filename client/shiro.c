@@ -25,6 +25,7 @@
 #include "attach.h"
 #include "cmd.h"
 #include "helper.h"
+#include "remote.h"
 #include "shiro.h"
 
 #define SHIRO_VERSION "0.1"
@@ -78,6 +79,9 @@ static const char shiro_help[] =
     "  notes     the agent's notes on this project (the current directory)\n"
     "  todos     the agent's task list for this project\n"
     "  stop      stop the daemon\n"
+    "  attach    attach to the chat here, or to a shirod on another "
+    "machine\n"
+    "  keys      the keys of remote clients and workers (docs/remote.md)\n"
     "  fsck      check (and repair) the chat on disk        (shiro-store)\n"
     "  export    write the chat as the gist's files          (shiro-store)\n"
     "  import    read a chat in the gist's files             (shiro-store)\n"
@@ -91,6 +95,9 @@ static const char shiro_help[] =
     "  --endpoint E     the daemon's socket (else $SHIRO_ENDPOINT, else\n"
     "                   ipc://HOME/run/shirod.sock)\n"
     "  --no-start       never start shirod; fail when none answers\n"
+    "  --server-key KEY shirod's public key, for a tcp:// endpoint (else\n"
+    "                   $SHIRO_SERVER_KEY)\n"
+    "  --remote NAME    the endpoint and key of a saved remote\n"
     "  -p, --print      headless: send TEXT (or stdin) as a turn, print the\n"
     "                   reply; --json prints one JSON event per line\n"
     "  --json           print JSON instead of text (most commands)\n"
@@ -141,6 +148,9 @@ enum {
 	OPT_WORKSPACE,
 	OPT_TIMEOUT,
 	OPT_LIST,
+	OPT_SERVER_KEY,
+	OPT_REMOTE,
+	OPT_SAVE,
 	OPT_YOLO,
 };
 
@@ -160,6 +170,15 @@ shiro_global_opt(struct shiro *s, int c, const char *arg)
 	case OPT_NO_START:
 		s->autostart = 0;
 		return 1;
+	case OPT_SERVER_KEY:
+		free(s->server_key);
+		s->server_key = xstrdup(arg);
+		return 1;
+	case OPT_REMOTE:
+		free(s->remote);
+		s->remote = xstrdup(arg);
+		s->remote_late = s->resolved;
+		return 1;
 	case OPT_JSON:
 		s->json = 1;
 		return 1;
@@ -173,6 +192,8 @@ shiro_global_opt(struct shiro *s, int c, const char *arg)
 	    {"endpoint", required_argument, NULL, OPT_ENDPOINT}, \
 	    {"no-start", no_argument, NULL, OPT_NO_START}, \
 	    {"json", no_argument, NULL, OPT_JSON}, \
+	    {"server-key", required_argument, NULL, OPT_SERVER_KEY}, \
+	    {"remote", required_argument, NULL, OPT_REMOTE}, \
 	{ \
 		"help", no_argument, NULL, 'h' \
 	}
@@ -312,6 +333,22 @@ shiro_parse(struct shiro *s, const struct shiro_cmd *cmd, int argc, char **argv,
 			    argv[optind - 1]);
 	}
 	optind = first;
+#ifndef SHIRO_FRONT
+	/* A remote, a tcp endpoint or its key given after the command. */
+	if (s->remote_late) {
+		s->remote_late = 0;
+		free(s->endpoint);
+		s->endpoint = NULL;
+		if ((rc = remote_resolve(s)) >= 0)
+			return rc;
+	}
+	if (s->endpoint != NULL && strncmp(s->endpoint, "tcp://", 6) == 0) {
+		free(s->sock_path);
+		s->sock_path = NULL;
+		if (s->cred == NULL && (rc = remote_credential(s)) >= 0)
+			return rc;
+	}
+#endif
 	return -1;
 }
 
@@ -536,6 +573,51 @@ shiro_run_log(struct shiro *s, int argc, char **argv)
 		return shiro_usage_error(
 		    "log", "log takes no operand ('%s')", argv[optind]);
 	return cmd_query(s, &q);
+}
+
+/* shiro_attach_opt - the options of attach: --save NAME. */
+static int
+shiro_attach_opt(void *arg, int c, const char *optarg)
+{
+	const char **save = arg;
+
+	if (c != OPT_SAVE)
+		return -1;
+	*save = optarg;
+	return 0;
+}
+
+/* shiro_run_attach - shiro attach [TARGET] [--server-key KEY] [--save N]. */
+static int
+shiro_run_attach(struct shiro *s, int argc, char **argv)
+{
+	static const struct option opts[] = {
+	    {"save", required_argument, NULL, OPT_SAVE}, {NULL, 0, NULL, 0}};
+	const char *save = NULL;
+	int rc;
+
+	rc = shiro_parse(s, shiro_find("attach"), argc, argv, opts,
+	    shiro_attach_opt, &save, 0);
+	if (rc >= 0)
+		return rc;
+	if (argc - optind > 1)
+		return shiro_usage_error("attach",
+		    "attach takes one target: tcp://HOST:PORT or a saved "
+		    "remote's name");
+	return remote_attach(s, optind < argc ? argv[optind] : NULL, save);
+}
+
+/* shiro_run_keys - shiro keys [add|revoke client|worker NAME [KEY]]. */
+static int
+shiro_run_keys(struct shiro *s, int argc, char **argv)
+{
+	int rc;
+
+	rc =
+	    shiro_parse(s, shiro_find("keys"), argc, argv, NULL, NULL, NULL, 0);
+	if (rc >= 0)
+		return rc;
+	return remote_keys(s, argc - optind, argv + optind);
 }
 
 #endif /* !SHIRO_FRONT */
@@ -838,6 +920,29 @@ static const struct shiro_cmd shiro_cmds[] = {
     {"stop", SHIRO_DAEMON_CMD(shiro_run_simple), "stop [--json]",
 	"Asks the daemon to stop: it finishes writing, closes the store and\n"
 	"exits.  Attached clients are told.  Never starts shirod.\n"},
+    {"attach", SHIRO_DAEMON_CMD(shiro_run_attach),
+	"attach [tcp://HOST:PORT | REMOTE] [--server-key KEY] [--save NAME]",
+	"Attaches as 'shiro' alone does: to the local shirod without a\n"
+	"target, else to the shirod at tcp://HOST:PORT, whose public key\n"
+	"--server-key gives (the 40 characters 'shiro keys' prints on its\n"
+	"machine, in single quotes), or to the remote saved as REMOTE.\n"
+	"Over tcp the client speaks CURVE with its own key pair\n"
+	"(HOME/keys/client.key, made on first use), which shirod's machine\n"
+	"must admit: shiro keys add client NAME KEY there.  --save NAME\n"
+	"keeps the endpoint and key as remote NAME once shirod answered;\n"
+	"then 'shiro attach NAME' or 'shiro --remote NAME COMMAND'.\n"
+	"A remote shirod is never started from here.  See docs/remote.md.\n"},
+    {"keys", SHIRO_DAEMON_CMD(shiro_run_keys),
+	"keys [--json] | keys add client|worker NAME KEY | keys revoke "
+	"client|worker NAME",
+	"Without a subcommand: shirod's public key for its tcp endpoints\n"
+	"(made on first use in HOME/keys/server.key), this machine's own\n"
+	"client key, and the client and worker keys admitted over tcp,\n"
+	"each with its name and fingerprint.  'add' admits the public KEY\n"
+	"another machine printed (its 'shiro keys' or 'shiro-worker\n"
+	"--show-key') as NAME; 'revoke' removes it.  A running shirod reads\n"
+	"the lists every second: a revoked key's connections are closed\n"
+	"within a second or two.  See docs/remote.md.\n"},
     {"fsck", shiro_run_store, "fsck [--repair]",
 	"Checks the chat on disk (messages, tree, view) with shiro-store and\n"
 	"reports damage only.  On a home a running shirod owns it checks\n"
@@ -902,6 +1007,9 @@ shiro_resolve(struct shiro *s)
 	const char *env;
 	char *home;
 	struct passwd *pw;
+#ifndef SHIRO_FRONT
+	int rc;
+#endif
 
 	if (s->home == NULL) {
 		env = getenv("SHIRO_HOME");
@@ -928,6 +1036,10 @@ shiro_resolve(struct shiro *s)
 	s->home = home;
 	while (strlen(s->home) > 1 && s->home[strlen(s->home) - 1] == '/')
 		s->home[strlen(s->home) - 1] = '\0';
+#ifndef SHIRO_FRONT
+	if ((rc = remote_resolve(s)) >= 0)
+		return rc;
+#endif
 	if (s->endpoint == NULL) {
 		env = getenv("SHIRO_ENDPOINT");
 		s->endpoint = env != NULL && env[0] != '\0'
@@ -937,6 +1049,7 @@ shiro_resolve(struct shiro *s)
 	if (strncmp(s->endpoint, "ipc://", 6) == 0)
 		s->sock_path = xstrdup(s->endpoint + 6);
 	s->self_dir = path_self_dir(NULL);
+	s->resolved = 1;
 	return -1;
 }
 
@@ -948,6 +1061,12 @@ shiro_free(struct shiro *s)
 	free(s->endpoint);
 	free(s->sock_path);
 	free(s->self_dir);
+#ifndef SHIRO_FRONT
+	remote_free(s);
+#else
+	free(s->server_key);
+	free(s->remote);
+#endif
 }
 
 /* The headless mode, -p, described like a command. */
@@ -1112,6 +1231,10 @@ main(int argc, char **argv)
 		goto out;
 	}
 	if (optind >= argc) {
+#ifndef SHIRO_FRONT
+		if ((rc = remote_credential(&s)) >= 0)
+			goto out;
+#endif
 		rc = attach_run(&s);
 		goto out;
 	}

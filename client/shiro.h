@@ -8,6 +8,8 @@
 #ifndef SHIRO_CLIENT_SHIRO_H
 #define SHIRO_CLIENT_SHIRO_H
 
+#include "proto/zsock.h"
+
 enum shiro_exit {
 	SHIRO_EXIT_OK = 0, /* the command completed */
 	SHIRO_EXIT_FAIL = 1, /* the daemon refused or failed it */
@@ -42,6 +44,15 @@ struct shiro {
 	int autostart; /* start shirod when none answers (not --no-start) */
 	int dead_ms; /* silence after which the daemon counts as dead */
 	int json; /* --json: one JSON document (or line per event) */
+	/* A shirod on another machine (docs/remote.md): --remote NAME (a
+	 * saved remote), or a tcp endpoint with --server-key KEY. */
+	char *remote; /* --remote NAME */
+	int resolved; /* home and endpoint are known */
+	int remote_late; /* --remote came after the command */
+	char *server_key; /* --server-key, or $SHIRO_SERVER_KEY, or the
+			   * saved remote's */
+	struct zsock_cred *cred; /* for a tcp endpoint: shirod's key and
+				  * this client's pair; NULL for ipc */
 	int yolo; /* -p --yolo: calls that would ask are allowed */
 };
 

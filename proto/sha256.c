@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "sha256.h"
+#include "proto/sha256.h"
 
 /* The first 32 bits of the fractional parts of the cube roots of the
  * first 64 primes. */

@@ -1,7 +1,8 @@
 /*
  * sha256.h - SHA-256 (FIPS 180-4), used to name what belongs to a working
- * directory: the client's history file, a project's notes and task list
- * in the store.  Not used for anything secret.
+ * directory (the client's history file, a project's notes and task list
+ * in the store) and for a CURVE public key's fingerprint (proto/keys.h).
+ * Not used for anything secret.
  */
 #ifndef SHIRO_PROTO_SHA256_H
 #define SHIRO_PROTO_SHA256_H

@@ -106,6 +106,7 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 {
 	int64_t maxsize = MSG_MAX_FRAME;
 	int hwm = 1000, linger = 200, hb = 1000, rc = 0;
+	int ivl = 100, ivl_max = 2000;
 	void *sock;
 
 	*sockp = NULL;
@@ -116,6 +117,10 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 			linger = opts->linger_ms;
 		if (opts->heartbeat_ms > 0)
 			hb = opts->heartbeat_ms;
+		if (opts->reconnect_ms > 0)
+			ivl = opts->reconnect_ms;
+		if (opts->reconnect_max_ms > 0)
+			ivl_max = opts->reconnect_max_ms;
 	}
 	sock = zmq_socket(zsock_context(), type);
 	if (sock == NULL) {
@@ -133,8 +138,12 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 	    (rc = zsock_setint(sock, ZMQ_RCVHWM, hwm)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_HEARTBEAT_IVL, hb)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_HEARTBEAT_TIMEOUT, 3 * hb)) < 0 ||
-	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL, 100)) < 0 ||
-	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL_MAX, 2000)) < 0)
+	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL, ivl)) < 0 ||
+	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL_MAX, ivl_max)) < 0)
+		goto out;
+	if (opts != NULL && opts->handshake_ms > 0 &&
+	    (rc = zsock_setint(sock, ZMQ_HANDSHAKE_IVL, opts->handshake_ms)) <
+		0)
 		goto out;
 	if (type == ZMQ_ROUTER &&
 	    (rc = zsock_setint(sock, ZMQ_ROUTER_MANDATORY, 1)) < 0)
@@ -173,6 +182,41 @@ zsock_router(const char *endpoint, const struct zsock_opts *opts, void **sockp)
 	}
 	*sockp = sock;
 	return 0;
+}
+
+/* zsock_bind - bind the ROUTER sock to one more endpoint. */
+int
+zsock_bind(void *sock, const char *endpoint, const struct zsock_opts *opts,
+    char *bound, size_t boundlen)
+{
+	size_t len = boundlen;
+	int rc;
+
+	if (opts != NULL) {
+		if ((rc = zsock_security(sock, ZMQ_ROUTER, opts)) < 0)
+			return rc;
+		if (opts->handshake_ms > 0 &&
+		    (rc = zsock_setint(
+			 sock, ZMQ_HANDSHAKE_IVL, opts->handshake_ms)) < 0)
+			return rc;
+	}
+	if (zmq_bind(sock, endpoint) < 0) {
+		int e = errno;
+
+		log_warnx("bind %s: %s", endpoint, zmq_strerror(e));
+		return e == EADDRINUSE ? -SHIRO_ERR_EXIST : err_from_errno(e);
+	}
+	if (bound != NULL && boundlen > 0 &&
+	    zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, bound, &len) != 0)
+		snprintf(bound, boundlen, "%s", endpoint);
+	return 0;
+}
+
+/* zsock_unbind - stop listening on endpoint. */
+int
+zsock_unbind(void *sock, const char *endpoint)
+{
+	return zmq_unbind(sock, endpoint) == 0 ? 0 : -SHIRO_ERR_NOENT;
 }
 
 /* zsock_dealer - a DEALER connected to endpoint. */
@@ -219,10 +263,11 @@ zsock_monitor_event(void *mon)
 	return event;
 }
 
-/* zsock_dealer_wait - a DEALER whose handshake succeeded. */
+/* zsock_dealer_watch - a DEALER whose handshake succeeded, and its
+ * monitor. */
 int
-zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
-    long timeout_ms, void **sockp)
+zsock_dealer_watch(const char *endpoint, const struct zsock_opts *opts,
+    long timeout_ms, void **sockp, void **monp)
 {
 	static unsigned seq;
 	char addr[64];
@@ -232,9 +277,11 @@ zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
 	    events = ZMQ_EVENT_HANDSHAKE_SUCCEEDED |
 	    ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |
 	    ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-	    ZMQ_EVENT_HANDSHAKE_FAILED_AUTH;
+	    ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_DISCONNECTED;
 
 	*sockp = NULL;
+	if (monp != NULL)
+		*monp = NULL;
 	if ((rc = zsock_make(ZMQ_DEALER, opts, &sock)) < 0)
 		return rc;
 	/* The monitor's peer is connected before the connection starts,
@@ -273,15 +320,50 @@ zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
 		}
 	}
 out:
-	if (mon != NULL) {
+	if (mon != NULL && (rc < 0 || monp == NULL)) {
 		(void)zmq_socket_monitor(sock, NULL, 0);
 		zmq_close(mon);
+		mon = NULL;
 	}
-	if (rc < 0)
+	if (rc < 0) {
 		zmq_close(sock);
-	else
-		*sockp = sock;
-	return rc;
+		return rc;
+	}
+	*sockp = sock;
+	if (monp != NULL)
+		*monp = mon;
+	return 0;
+}
+
+/* zsock_dealer_wait - a DEALER whose handshake succeeded. */
+int
+zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
+    long timeout_ms, void **sockp)
+{
+	return zsock_dealer_watch(endpoint, opts, timeout_ms, sockp, NULL);
+}
+
+/* zsock_monitor_next - the next event of a DEALER's monitor. */
+enum zsock_event
+zsock_monitor_next(void *mon)
+{
+	int ev = zsock_monitor_event(mon);
+
+	switch (ev) {
+	case -1:
+		return ZSOCK_EV_NONE;
+	case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+		return ZSOCK_EV_UP;
+	case ZMQ_EVENT_DISCONNECTED:
+		return ZSOCK_EV_DOWN;
+	case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+		return ZSOCK_EV_REFUSED;
+	case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+	case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+		return ZSOCK_EV_FAILED;
+	default:
+		return ZSOCK_EV_OTHER;
+	}
 }
 
 /* zsock_close - close *sockp and set it to NULL. */
@@ -382,6 +464,16 @@ zsock_z85_valid(const char *s, size_t len)
 	return 1;
 }
 
+/* zsock_key_public - the public key of a secret one. */
+int
+zsock_key_public(const char *sec, char pub[ZSOCK_KEY_Z85 + 1])
+{
+	if (sec == NULL || !zsock_z85_valid(sec, strlen(sec)) ||
+	    zmq_curve_public(pub, sec) != 0)
+		return -SHIRO_ERR_INVAL;
+	return 0;
+}
+
 /* zsock_key_decode - the binary form of a Z85 key. */
 int
 zsock_key_decode(const char *z85, unsigned char bin[ZSOCK_KEY_BIN])
@@ -390,6 +482,15 @@ zsock_key_decode(const char *z85, unsigned char bin[ZSOCK_KEY_BIN])
 	    zmq_z85_decode(bin, z85) == NULL)
 		return -SHIRO_ERR_INVAL;
 	return 0;
+}
+
+/* zsock_key_encode - the Z85 form of a binary key. */
+void
+zsock_key_encode(
+    const unsigned char bin[ZSOCK_KEY_BIN], char z85[ZSOCK_KEY_Z85 + 1])
+{
+	if (zmq_z85_encode(z85, bin, ZSOCK_KEY_BIN) == NULL)
+		z85[0] = '\0';
 }
 
 /* zsock_cred_write - write c to fd as one short text. */
@@ -412,11 +513,12 @@ zsock_cred_write(int fd, const struct zsock_cred *c)
 	return w == n ? 0 : -SHIRO_ERR_IO;
 }
 
-/* zsock_cred_field - copy the key after label at *pp into out. */
-static int
-zsock_cred_field(const char **pp, const char *end, const char *label,
+/* zsock_key_field - the line "LABEL<key>\n" at *pp. */
+int
+zsock_key_field(const char **pp, const char *end, const char *label,
     char out[ZSOCK_KEY_Z85 + 1])
 {
+	unsigned char bin[ZSOCK_KEY_BIN];
 	size_t ll = strlen(label);
 	const char *p = *pp;
 
@@ -427,6 +529,10 @@ zsock_cred_field(const char **pp, const char *end, const char *label,
 		return -SHIRO_ERR_PROTO;
 	memcpy(out, p + ll, ZSOCK_KEY_Z85);
 	out[ZSOCK_KEY_Z85] = '\0';
+	if (zsock_key_decode(out, bin) < 0) {
+		out[0] = '\0';
+		return -SHIRO_ERR_PROTO;
+	}
 	*pp = p + ll + ZSOCK_KEY_Z85 + 1;
 	return 0;
 }
@@ -460,9 +566,9 @@ zsock_cred_read(int fd, struct zsock_cred *c)
 	    memcmp(text, ZSOCK_CRED_HEAD, hl))
 		goto out;
 	p += hl;
-	if (zsock_cred_field(&p, end, "server ", c->server) < 0 ||
-	    zsock_cred_field(&p, end, "public ", c->own.pub) < 0 ||
-	    zsock_cred_field(&p, end, "secret ", c->own.sec) < 0 || p != end)
+	if (zsock_key_field(&p, end, "server ", c->server) < 0 ||
+	    zsock_key_field(&p, end, "public ", c->own.pub) < 0 ||
+	    zsock_key_field(&p, end, "secret ", c->own.sec) < 0 || p != end)
 		goto out;
 	/* The public key must be the secret key's. */
 	if (zmq_curve_public(derived, c->own.sec) != 0 ||

@@ -54,11 +54,34 @@ struct zsock_opts {
 	const char *curve_secret;
 	/* DEALER: be a CURVE client with this credential (copied). */
 	const struct zsock_cred *curve;
+	/* DEALER: the first reconnection's delay, doubling up to the
+	 * maximum (defaults 100 ms and 2 s). */
+	int reconnect_ms, reconnect_max_ms;
+	/* A connection's handshake must end within this (default 30 s). */
+	int handshake_ms;
 };
 
 /* zsock_router - a ROUTER bound to endpoint ("ipc:///.../x.sock"). */
 int zsock_router(
     const char *endpoint, const struct zsock_opts *opts, void **sockp);
+
+/*
+ * zsock_bind - bind the ROUTER sock to one more endpoint, with opts's
+ * zap_domain, curve_secret and handshake_ms for the connections made
+ * there (libzmq takes a socket's options at each bind, so endpoints
+ * bound before keep theirs; the options stay set for later binds).
+ * bound (may be NULL) gets the endpoint as bound, with the port the
+ * kernel chose for ":0" or ":*".  0, -SHIRO_ERR_EXIST (in use), or
+ * another negative SHIRO_ERR_*.
+ */
+int zsock_bind(void *sock, const char *endpoint, const struct zsock_opts *opts,
+    char *bound, size_t boundlen);
+
+/*
+ * zsock_unbind - stop listening on endpoint (as zsock_bind returned it);
+ * every connection accepted there is closed.  0 or -SHIRO_ERR_NOENT.
+ */
+int zsock_unbind(void *sock, const char *endpoint);
 
 /* zsock_dealer - a DEALER connected to endpoint (reconnects by itself). */
 int zsock_dealer(
@@ -75,6 +98,30 @@ int zsock_dealer(
  */
 int zsock_dealer_wait(const char *endpoint, const struct zsock_opts *opts,
     long timeout_ms, void **sockp);
+
+/*
+ * zsock_dealer_watch - zsock_dealer_wait, keeping the socket monitor it
+ * waited with in *monp: from then on zsock_monitor_next tells each time
+ * the connection goes down or its handshake succeeds again (libzmq
+ * reconnects a tcp DEALER by itself).  A process that can make no new
+ * socket later (a worker after its lockdown) has the monitor made now.
+ * The caller closes *monp before *sockp.
+ */
+int zsock_dealer_watch(const char *endpoint, const struct zsock_opts *opts,
+    long timeout_ms, void **sockp, void **monp);
+
+/* What a monitor from zsock_dealer_watch reports. */
+enum zsock_event {
+	ZSOCK_EV_NONE, /* nothing (more) waiting */
+	ZSOCK_EV_UP, /* a connection's handshake succeeded */
+	ZSOCK_EV_DOWN, /* the connection was lost */
+	ZSOCK_EV_REFUSED, /* the peer refused this socket's key */
+	ZSOCK_EV_FAILED, /* a handshake failed otherwise */
+	ZSOCK_EV_OTHER /* another event: ignore it */
+};
+
+/* zsock_monitor_next - the next event of mon without waiting. */
+enum zsock_event zsock_monitor_next(void *mon);
 
 /* zsock_close - close *sockp (NULL is fine) and set it to NULL. */
 void zsock_close(void **sockp);
@@ -114,10 +161,29 @@ long long zsock_now_ms(void);
 int zsock_keypair(struct zsock_keypair *kp);
 
 /*
+ * zsock_key_public - the public key (Z85) of the secret key sec (Z85):
+ * 0, or -SHIRO_ERR_INVAL when sec is not a key.
+ */
+int zsock_key_public(const char *sec, char pub[ZSOCK_KEY_Z85 + 1]);
+
+/*
  * zsock_key_decode - the binary form of a Z85 key: 0, or -SHIRO_ERR_INVAL
  * when z85 is not 40 characters of the Z85 alphabet.
  */
 int zsock_key_decode(const char *z85, unsigned char bin[ZSOCK_KEY_BIN]);
+
+/*
+ * zsock_key_field - the line "LABEL<40 characters of Z85>\n" at *pp
+ * (text up to end): the key into out and *pp past the line, or
+ * -SHIRO_ERR_PROTO when it is not that.  For the small key texts of
+ * shiro (the credential, keys.h's files).
+ */
+int zsock_key_field(const char **pp, const char *end, const char *label,
+    char out[ZSOCK_KEY_Z85 + 1]);
+
+/* zsock_key_encode - the Z85 form of a binary key. */
+void zsock_key_encode(
+    const unsigned char bin[ZSOCK_KEY_BIN], char z85[ZSOCK_KEY_Z85 + 1]);
 
 /*
  * zsock_cred_write - write c to fd as one short text (under PIPE_BUF, so

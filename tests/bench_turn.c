@@ -29,19 +29,10 @@
 #include "proto/buf.h"
 #include "proto/msg.h"
 #include "proto/xmalloc.h"
+#include "tests/bench_util.h"
 #include "tests/harness.h"
 #include "tests/mock_util.h"
 #include "tests/test_shirod_util.h"
-
-/* bt_env - a positive number from the environment, or def. */
-static long
-bt_env(const char *name, long def)
-{
-	const char *s = getenv(name);
-	long v = s ? strtol(s, NULL, 10) : 0;
-
-	return v > 0 ? v : def;
-}
 
 /* bt_ns - CLOCK_MONOTONIC in nanoseconds, the mock's clock. */
 static uint64_t
@@ -51,26 +42,6 @@ bt_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* bt_cmp - for qsort of doubles. */
-static int
-bt_cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* bt_pct - the p-th percentile of v[0..n) (sorted here). */
-static double
-bt_pct(double *v, size_t n, double p)
-{
-	size_t k;
-
-	qsort(v, n, sizeof(*v), bt_cmp);
-	k = (size_t)(p * (double)(n - 1) + 0.5);
-	return n ? v[k] : 0;
 }
 
 /* bt_home - a fresh home under the bench's directory. */
@@ -156,7 +127,7 @@ static void
 bt_overhead(void)
 {
 	const char *home = bt_home("turns");
-	long nturns = bt_env("SHIRO_BENCH_TURNS", 40), k;
+	long nturns = bench_env("SHIRO_BENCH_TURNS", 40), k;
 	double *lat = xcalloc((size_t)nturns, sizeof(*lat));
 	double *whole = xcalloc((size_t)nturns, sizeof(*whole));
 	double p[20], c[20];
@@ -213,10 +184,10 @@ bt_overhead(void)
 	    view / 1024, n, nturns);
 	printf("  to the first byte: p50 %.2f ms  p90 %.2f ms  max %.2f ms  "
 	       "(target: p50 under 2 ms)\n",
-	    bt_pct(lat, (size_t)k, 0.5), bt_pct(lat, (size_t)k, 0.9),
-	    bt_pct(lat, (size_t)k, 1.0));
+	    bench_pct(lat, (size_t)k, 0.5), bench_pct(lat, (size_t)k, 0.9),
+	    bench_pct(lat, (size_t)k, 1.0));
 	printf("  to the body read whole: p50 %.2f ms  p90 %.2f ms\n",
-	    bt_pct(whole, (size_t)k, 0.5), bt_pct(whole, (size_t)k, 0.9));
+	    bench_pct(whole, (size_t)k, 0.5), bench_pct(whole, (size_t)k, 0.9));
 	/* The same request's body, sent by curl. */
 	snprintf(body, sizeof(body), "%s/body.json", home);
 	f = fopen(body, "w");
@@ -243,8 +214,8 @@ bt_overhead(void)
 	    "shiro -p with a warm daemon against curl of the same request\n");
 	printf("  shiro -p p50 %.1f ms, curl p50 %.1f ms: %.1f ms slower "
 	       "(target: at most 10 ms)\n",
-	    bt_pct(p, 20, 0.5), bt_pct(c, 20, 0.5),
-	    bt_pct(p, 20, 0.5) - bt_pct(c, 20, 0.5));
+	    bench_pct(p, 20, 0.5), bench_pct(c, 20, 0.5),
+	    bench_pct(p, 20, 0.5) - bench_pct(c, 20, 0.5));
 	free(lat);
 	free(whole);
 	tsd_stop(pid);
@@ -255,9 +226,9 @@ bt_overhead(void)
 static void
 bt_throughput(int nworkers)
 {
-	char name[32], cfg[PATH_MAX * 2], *text;
+	char name[32], cfg[PATH_MAX * 2];
 	const char *home;
-	long nmsg = bt_env("SHIRO_BENCH_MESSAGES", 240), k;
+	long nmsg = bench_env("SHIRO_BENCH_MESSAGES", 240);
 	struct mock mk;
 	uint64_t t0, t1;
 	int64_t done;
@@ -279,16 +250,7 @@ bt_throughput(int nworkers)
 	    mk.base, home, 8 / nworkers, nworkers);
 	pid = bt_start(home, cfg);
 	sock = tsd_connect(home);
-	text = xmalloc(1001);
-	memset(text, 'w', 1000);
-	for (k = 0; k < 1000; k += 7)
-		text[k] = ' ';
-	text[1000] = '\0';
-	t0 = tsd_now_ms();
-	for (k = 0; k < nmsg; k++) {
-		text[1] = (char)('a' + k % 26);
-		(void)tsd_send_text(sock, text, NULL, NULL);
-	}
+	t0 = bench_send(sock, nmsg);
 	(void)tsd_settle(sock, 600000, NULL);
 	t1 = tsd_now_ms();
 	done = tsd_status_int(sock, "jobs_done");
@@ -297,7 +259,6 @@ bt_throughput(int nworkers)
 	       "%.0f%% of 80/s\n",
 	    nworkers, nworkers == 1 ? " " : "s", 8 / nworkers, (long long)done,
 	    (double)(t1 - t0) / 1000.0, rate, rate * 100.0 / 80.0);
-	free(text);
 	tsd_close(&sock);
 	tsd_stop(pid);
 	mock_stop(&mk);

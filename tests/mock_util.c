@@ -57,6 +57,7 @@ mock_file(const char *name, char *out, size_t size)
 static void
 mock_run(struct mock *m, const char *script, bool tls)
 {
+	static unsigned nth;
 	char py[PATH_MAX], sp[PATH_MAX], pp[PATH_MAX], pem[PATH_MAX];
 	char *text = mock_json(script ? script : "{}");
 	FILE *fp;
@@ -65,10 +66,14 @@ mock_run(struct mock *m, const char *script, bool tls)
 	memset(m, 0, sizeof(*m));
 	mock_file("mock_provider.py", py, sizeof(py));
 	mock_file("mock_tls.pem", pem, sizeof(pem));
-	snprintf(sp, sizeof(sp), "%s/mock-script.json", harness_tmpdir());
-	snprintf(pp, sizeof(pp), "%s/mock-port", harness_tmpdir());
-	snprintf(m->log, sizeof(m->log), "%s/mock-log.jsonl", harness_tmpdir());
-	/* A mock started earlier in the same test leaves these behind. */
+	/* Each mock of a test has files of its own (a test may run one
+	 * per network namespace). */
+	nth++;
+	snprintf(
+	    sp, sizeof(sp), "%s/mock-script-%u.json", harness_tmpdir(), nth);
+	snprintf(pp, sizeof(pp), "%s/mock-port-%u", harness_tmpdir(), nth);
+	snprintf(m->log, sizeof(m->log), "%s/mock-log-%u.jsonl",
+	    harness_tmpdir(), nth);
 	unlink(pp);
 	unlink(m->log);
 	fp = fopen(sp, "w");

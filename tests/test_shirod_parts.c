@@ -95,7 +95,8 @@ config_reads_every_section(void)
 	char *err = NULL;
 	const char *text =
 	    "{\"endpoints\": {\"clients\": \"tcp://127.0.0.1:5555\","
-	    " \"workers\": \"ipc:///tmp/w.sock\"},"
+	    " \"workers\": [\"ipc:///tmp/w.sock\", \"tcp://*:0\","
+	    "   \"tcp://[::1]:7\"]},"
 	    " \"providers\": {\"claude\": {\"type\": \"anthropic\","
 	    "   \"model\": \"m\", \"keyEnv\": \"K\"}},"
 	    " \"workers\": [{\"role\": \"model\", \"provider\": \"claude\","
@@ -110,7 +111,8 @@ config_reads_every_section(void)
 	    "   \"workspaceIdleMs\": 300},"
 	    " \"limits\": {\"maxTurnTokens\": 123456,"
 	    "   \"maxSpendUsd\": {\"turn\": 0.25, \"day\": 3}},"
-	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5},"
+	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5,"
+	    "   \"remoteLiveness\": 8},"
 	    " \"restart\": {\"minMs\": 20, \"maxMs\": 400},"
 	    " \"clients\": {\"max\": 9, \"replay\": 10, \"rate\": 100,"
 	    "   \"burst\": 20, \"perRound\": 7},"
@@ -119,8 +121,15 @@ config_reads_every_section(void)
 	    " \"sandbox\": {\"anything\": [1, 2]}}";
 
 	CHECKF(load(text, &cfg, &err) == 0, "%s", err);
-	CHECK_EQ_STR(cfg.client_endpoint, "tcp://127.0.0.1:5555");
+	/* A tcp endpoint is one more: the ipc one stays. */
+	CHECK_EQ_STR(cfg.client_endpoint, "ipc:///h/run/shirod.sock");
+	CHECK_EQ_INT(cfg.nclient_tcp, 1);
+	CHECK_EQ_STR(cfg.client_tcp[0], "tcp://127.0.0.1:5555");
 	CHECK_EQ_STR(cfg.worker_endpoint, "ipc:///tmp/w.sock");
+	CHECK_EQ_INT(cfg.nworker_tcp, 2);
+	CHECK_EQ_STR(cfg.worker_tcp[0], "tcp://*:0");
+	CHECK_EQ_STR(cfg.worker_tcp[1], "tcp://[::1]:7");
+	CHECK_EQ_INT(cfg.remote_liveness, 8);
 	CHECK_EQ_INT(cfg.nproviders, 1);
 	CHECK_EQ_STR(cfg.providers[0].type, "anthropic");
 	CHECK_EQ_STR(cfg.providers[0].key_env, "K");
@@ -184,6 +193,21 @@ config_errors_name_the_key(void)
 		"providers.x.type"},
 	    {"{\"endpoints\": {\"clients\": \"udp://x\"}}",
 		"endpoints.clients"},
+	    {"{\"endpoints\": {\"clients\": \"tcp://host\"}}",
+		"endpoints.clients"},
+	    {"{\"endpoints\": {\"clients\": \"tcp://h:65536\"}}",
+		"endpoints.clients"},
+	    {"{\"endpoints\": {\"workers\": \"tcp://a b:1\"}}",
+		"endpoints.workers"},
+	    {"{\"endpoints\": {\"workers\": []}}", "endpoints.workers"},
+	    {"{\"endpoints\": {\"workers\": [\"ipc:///a\", \"ipc:///b\"]}}",
+		"more than one ipc"},
+	    {"{\"endpoints\": {\"clients\": [\"tcp://*:1\", \"tcp://*:2\","
+	     " \"tcp://*:3\", \"tcp://*:4\", \"tcp://*:5\"]}}",
+		"more than 4 tcp"},
+	    {"{\"endpoints\": {\"clients\": [7]}}", "endpoints.clients"},
+	    {"{\"heartbeat\": {\"remoteLiveness\": 1}}",
+		"heartbeat.remoteLiveness"},
 	    {"{\"restart\": {\"minMs\": 500, \"maxMs\": 100}}",
 		"restart.maxMs"},
 	    {"{\"memory\": {\"floor\": 1, \"floor\": 2}}", "config.json"},
@@ -971,6 +995,85 @@ pool_holds_several_jobs(void)
 	free(err);
 }
 
+/*
+ * Remote slots: one per admitted key's name, made at its first READY
+ * and no more than POOL_REMOTE_MAX; a READY on a new connection moves
+ * the slot and hands back the job it held; one that stops heartbeating
+ * goes down after heartbeat.remoteLiveness intervals (not liveness), its
+ * job handed back, and is not restarted; a dropped one waits out the
+ * back-off; local and remote workers of a provider are one pool.
+ */
+static void
+pool_remote_slots(void)
+{
+	const char *dir = harness_tmpdir();
+	struct config cfg;
+	struct pool p;
+	struct pool_worker *r, *r2;
+	struct zap_keys keys = {0};
+	struct zsock_keypair server;
+	struct msg_ident a = {1, {'a'}}, c = {1, {'c'}};
+	struct msg_user u;
+	char *err = NULL, user[32];
+	uint64_t jobs[4];
+	unsigned nj, k;
+
+	CHECKF(config_load_text(dir,
+		   "{\"workers\": [{\"role\": \"model\", \"count\": 0}],"
+		   " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 2,"
+		   " \"remoteLiveness\": 6}, \"restart\": {\"minMs\": 50,"
+		   " \"maxMs\": 400}}",
+		   &cfg, &err) == 0,
+	    "%s", err);
+	CHECK(zsock_keypair(&server) == 0);
+	pool_init(&p, &cfg, "/nonexistent", &keys, server.pub);
+	CHECK_EQ_INT(p.n, 0);
+	CHECK(pool_remote(&p, "r:gpu1", 0, 1000) == NULL);
+	r = pool_remote(&p, "r:gpu1", 1, 1000);
+	CHECK(r != NULL && r->remote && r->state == POOL_DOWN);
+	CHECK(pool_remote(&p, "r:gpu1", 1, 1000) == r);
+	CHECK_EQ_INT(pool_remote_ready(r, &a, "offline", 1000), 0);
+	pool_capacity(r, 2);
+	CHECK_EQ_INT(r->state, POOL_IDLE);
+	u = user_of("r:gpu1");
+	CHECK(pool_by_user(&p, &u) == r);
+	/* One pool with the provider's workers: it takes jobs. */
+	CHECK(pool_idle(&p, CONFIG_ROLE_MODEL, "offline") == r);
+	pool_assign(r, 7, 1000);
+	/* A READY on another connection: the slot moves, job 7 back. */
+	CHECK_EQ_INT(pool_remote_ready(r, &c, "offline", 1100), 7);
+	CHECK_EQ_INT(r->njobs, 0);
+	CHECK(r->ident.len == 1 && r->ident.data[0] == 'c');
+	CHECK_EQ_INT(r->starts, 2);
+	/* Silent for 2 intervals (a local worker's liveness): still up;
+	 * for more than 6: down, its job back, never spawned. */
+	pool_assign(r, 8, 1100);
+	pool_seen(r, 1100);
+	pool_tick(&p, 1100 + 2 * 100 + 1, jobs, 4, &nj);
+	CHECK_EQ_INT(nj, 0);
+	CHECK_EQ_INT(r->state, POOL_BUSY);
+	pool_tick(&p, 1100 + 6 * 100 + 1, jobs, 4, &nj);
+	CHECK_EQ_INT(nj, 1);
+	CHECK_EQ_INT(jobs[0], 8);
+	CHECK_EQ_INT(r->state, POOL_DOWN);
+	CHECK_EQ_INT(r->pid, 0);
+	CHECK(r->restart_at > 1701);
+	pool_tick(&p, 100000, jobs, 4, &nj);
+	CHECK_EQ_INT(r->state, POOL_DOWN);
+	CHECK_EQ_INT(pool_alive(&p), 0);
+	/* At most POOL_REMOTE_MAX names. */
+	for (k = 1; k < POOL_REMOTE_MAX; k++) {
+		snprintf(user, sizeof(user), "r:w%u", k);
+		CHECKF(pool_remote(&p, user, 1, 1000) != NULL, "slot %u", k);
+	}
+	CHECK(pool_remote(&p, "r:one-too-many", 1, 1000) == NULL);
+	r2 = pool_remote(&p, "r:w5", 1, 1000);
+	CHECK(r2 != NULL && r2 != r);
+	pool_free(&p);
+	zap_keys_free(&keys);
+	config_free(&cfg);
+}
+
 static const struct harness_test tests[] = {
     HT(config_defaults_are_the_designs),
     HT(config_reads_every_section),
@@ -979,6 +1082,7 @@ static const struct harness_test tests[] = {
     HT(timers_fire_in_order),
     HT(timers_survive_a_random_mix),
     HT(pool_supervises_real_processes),
+    HT(pool_remote_slots),
     HT(pool_workers_get_a_small_environment),
     HT(zap_client_check_walks_the_ancestry),
     HT(zap_keys_hold_one_key_per_user),

@@ -42,6 +42,8 @@ tw_start(struct tw *t, const char *prog, long hb, long give_up,
 	snprintf(t->endpoint, sizeof(t->endpoint), "ipc://%s/w%u.sock",
 	    harness_tmpdir(), serial++);
 	CHECK(zsock_router(t->endpoint, NULL, &t->router) == 0);
+	t->hb_ms = hb;
+	t->next_beat = 0;
 	snprintf(hbs, sizeof(hbs), "%ld", hb);
 	snprintf(gus, sizeof(gus), "%ld", give_up);
 	argv[n++] = path;
@@ -91,14 +93,27 @@ tw_next(struct tw *t, long ms, struct msg **mp)
 	struct zsock_poll it = {t->router, -1, ZSOCK_IN, 0};
 	struct msg_ident from;
 
+	long long now, wait;
+
 	for (;;) {
 		if (msg_recv(t->router, mp, &from) == 0) {
 			t->id = from;
 			return true;
 		}
-		if (zsock_now_ms() >= end)
+		now = zsock_now_ms();
+		if (t->beat && t->id.len > 0 && now >= t->next_beat) {
+			struct msg *hb = msg_new(MSG_HEARTBEAT);
+
+			(void)msg_send(t->router, hb, &t->id);
+			msg_destroy(&hb);
+			t->next_beat = now + t->hb_ms;
+		}
+		if (now >= end)
 			return false;
-		zsock_poll(&it, 1, (long)(end - zsock_now_ms()));
+		wait = end - now;
+		if (t->beat && t->id.len > 0 && t->next_beat - now < wait)
+			wait = t->next_beat - now;
+		zsock_poll(&it, 1, (long)wait);
 	}
 }
 

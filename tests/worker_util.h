@@ -23,6 +23,13 @@ struct tw {
 	pid_t pid;
 	struct msg_ident id; /* from its last message */
 	char err_path[PATH_MAX]; /* set before tw_start: its stderr there */
+	/* Set to heartbeat as shirod does: while the test waits, a
+	 * HEARTBEAT goes to the worker every heartbeat interval, so that a
+	 * worker on a loaded machine never takes the broker for silent.
+	 * Left 0, the broker says nothing between its messages. */
+	bool beat;
+	long hb_ms; /* the interval tw_start gave */
+	long long next_beat;
 };
 
 /* tw_bin - the path of a program built next to this test (rel to it). */

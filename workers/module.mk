@@ -23,6 +23,43 @@ $(BUILD)/shiro-model-worker: $(MODEL_OBJS) $(WORKER_LIB) $(SANDBOX_LIB) \
     $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
+# shiro-worker: a model worker on another machine, over tcp and CURVE
+# (docs/remote.md); it runs shiro-model-worker with its own keys.
+BINS += $(BUILD)/shiro-worker
+OBJS += $(BUILD)/workers/shiro-worker.o
+$(BUILD)/shiro-worker: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/shiro-worker: $(BUILD)/workers/shiro-worker.o $(PROTO_LIB) \
+    $(UTIL_LIB) | $(BUILD)/shiro-model-worker
+	$(link)
+
+# Remote attach and remote workers in network namespaces the test makes
+# (tests/test_remote.c), with the peers of tests/remote_peer.c.
+OBJS += $(BUILD)/tests/remote_peer.o $(BUILD)/tests/test_remote.o
+$(BUILD)/tests/remote_peer: LDLIBS += $(LIBS_ZMQ)
+$(BUILD)/tests/remote_peer: $(BUILD)/tests/remote_peer.o $(PROTO_LIB) \
+    $(UTIL_LIB)
+	$(link)
+TESTS += $(BUILD)/tests/test_remote
+$(BUILD)/tests/test_remote: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/test_remote: $(BUILD)/tests/test_remote.o \
+    $(BUILD)/tests/mock_util.o $(BUILD)/tests/test_shirod_util.o \
+    $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB) | $(BUILD)/shirod \
+    $(BUILD)/shiro $(BUILD)/shiro-client $(BUILD)/shiro-worker \
+    $(BUILD)/shiro-model-worker $(BUILD)/tests/remote_peer
+	$(link)
+
+# make bench: STATUS over tcp+CURVE against ipc, and compaction
+# throughput with 1, 2 and 4 remote workers.
+BENCHES += $(BUILD)/tests/bench_remote
+OBJS += $(BUILD)/tests/bench_remote.o $(BUILD)/tests/bench_util.o
+$(BUILD)/tests/bench_remote: LDLIBS += $(LIBS_JSON) $(LIBS_ZMQ)
+$(BUILD)/tests/bench_remote: $(BUILD)/tests/bench_remote.o \
+    $(BUILD)/tests/bench_util.o $(BUILD)/tests/mock_util.o \
+    $(BUILD)/tests/test_shirod_util.o $(HARNESS_OBJ) $(PROTO_LIB) \
+    $(UTIL_LIB) | $(BUILD)/shirod \
+    $(BUILD)/shiro-worker $(BUILD)/shiro-model-worker
+	$(link)
+
 # Tests: the offline summarizer on its own, and the skeleton with real
 # processes (the model worker, and a test role that exercises the rest).
 TESTS += $(BUILD)/tests/test_worker_offline $(BUILD)/tests/test_worker

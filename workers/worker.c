@@ -1,7 +1,7 @@
 /*
  * worker.c - the worker skeleton: command line, secret, set-up,
  * confinement, connection, lockdown, heartbeats, jobs, cancellation and
- * (for a role without a sandbox) reconnection.
+ * reconnection (over tcp, or for a role without a sandbox).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -41,6 +41,12 @@ struct worker {
 	long hb_ms;
 	long give_up_ms;
 	void *sock;
+	/* Over tcp: the connection's monitor, made before the lockdown.
+	 * libzmq reconnects the one socket by itself; the monitor says when
+	 * a new connection is up, and READY goes again. */
+	void *mon;
+	bool down; /* the monitor saw the connection go down */
+	unsigned nbase; /* poll items of the skeleton: 1, 2 with mon */
 	long long last_recv; /* when the broker was last heard */
 	long long next_hb; /* when our next heartbeat is due */
 	long long reconnect_at; /* when silence makes us reconnect */
@@ -76,6 +82,7 @@ static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 {
 	msg_destroy(&w->pending);
 	free(w->items);
+	zsock_close(&w->mon);
 	zsock_close(&w->sock);
 	zsock_term();
 	explicit_bzero(w->secret, sizeof(w->secret));
@@ -258,7 +265,7 @@ worker_dispatch(struct worker *w, struct msg *m)
 {
 	const void *key;
 	const char *provider;
-	uint64_t job = 0;
+	uint64_t job = 0, pending;
 	size_t len;
 
 	switch (msg_type(m)) {
@@ -287,6 +294,15 @@ worker_dispatch(struct worker *w, struct msg *m)
 			worker_async_cancel(w, job);
 		else if (w->busy && job == w->job)
 			w->canceled = true;
+		else if (w->pending != NULL &&
+		    msg_get_uint(w->pending, "job", &pending) == 0 &&
+		    pending == job) {
+			/* Read in the same round as its JOB, before the job
+			 * started: it never runs. */
+			msg_destroy(&w->pending);
+			worker_send_fail(w, job, "canceled", false,
+			    "canceled by the broker");
+		}
 		break;
 	case MSG_JOB:
 		if (w->role->async != NULL) {
@@ -343,17 +359,74 @@ worker_read(struct worker *w)
 }
 
 /*
- * worker_wait - wait up to ms for the broker and for items[1..n) (the
- * role's, n counting the broker's items[0]), read what came from the
- * broker, send a heartbeat when due, and reconnect or give up when it is
- * silent.  Returns -SHIRO_ERR_TIMEOUT when it reconnected (the broker
- * was lost), else 0.
+ * worker_monitor - what the monitor of a tcp connection says: exits when
+ * the broker refused this worker's key; true
+ * when a new connection came up after the last one was lost (READY went
+ * on it: the jobs in flight are the broker's to give again).
+ */
+static bool
+worker_monitor(struct worker *w)
+{
+	bool again = false;
+	int k;
+
+	for (k = 0; k < 64; k++) {
+		switch (zsock_monitor_next(w->mon)) {
+		case ZSOCK_EV_NONE:
+			return again;
+		case ZSOCK_EV_DOWN:
+			if (!w->down)
+				log_warnx("lost the connection to %s: "
+					  "reconnecting",
+				    w->endpoint);
+			w->down = true;
+			break;
+		case ZSOCK_EV_UP:
+			if (!w->down)
+				break;
+			w->down = false;
+			log_info("connected to %s again: READY", w->endpoint);
+			worker_ready(w);
+			w->last_recv = zsock_now_ms();
+			w->reconnect_at = w->last_recv + 3 * w->hb_ms;
+			w->backoff = WORKER_BACKOFF_MIN;
+			again = true;
+			break;
+		case ZSOCK_EV_REFUSED:
+			log_warnx("the broker at %s refused this worker's key: "
+				  "it is not admitted there, or was revoked",
+			    w->endpoint);
+			worker_exit(w, WORKER_EXIT_FATAL);
+		case ZSOCK_EV_FAILED:
+			/* A connection lost during the handshake looks the
+			 * same as a wrong server key: libzmq tries again. */
+			if (!w->down)
+				log_warnx("a handshake with %s failed: "
+					  "retrying",
+				    w->endpoint);
+			w->down = true;
+			break;
+		case ZSOCK_EV_OTHER:
+			break;
+		}
+	}
+	return again;
+}
+
+/*
+ * worker_wait - wait up to ms for the broker and for items[nbase..n)
+ * (the role's, n counting the skeleton's own items[0..nbase)), read what
+ * came from the broker, send a heartbeat when due, and reconnect or give
+ * up when it is silent.  Returns -SHIRO_ERR_TIMEOUT when the broker was
+ * lost and this worker said READY again (its jobs in flight are to be
+ * dropped), else 0.
  */
 static int
 worker_wait(struct worker *w, long ms, struct zsock_poll *items, int n)
 {
 	long long now = zsock_now_ms();
 	long wait = ms;
+	bool again = false;
 	int k;
 
 	if (w->next_hb - now < wait)
@@ -367,21 +440,45 @@ worker_wait(struct worker *w, long ms, struct zsock_poll *items, int n)
 	items[0].sock = w->sock;
 	items[0].fd = -1;
 	items[0].events = ZSOCK_IN;
+	if (w->mon != NULL) {
+		items[1].sock = w->mon;
+		items[1].fd = -1;
+		items[1].events = ZSOCK_IN;
+	}
 	for (k = 0; k < n; k++)
 		items[k].revents = 0;
-	if (zsock_poll(items, n, wait) > 0 && (items[0].revents & ZSOCK_IN))
-		worker_read(w);
+	if (zsock_poll(items, n, wait) > 0) {
+		if (items[0].revents & ZSOCK_IN)
+			worker_read(w);
+		if (w->mon != NULL && (items[1].revents & ZSOCK_IN))
+			again = worker_monitor(w);
+	}
 	if (worker_stop)
 		worker_exit(w, WORKER_EXIT_OK);
 	now = zsock_now_ms();
 	if (now >= w->next_hb)
 		worker_send_heartbeat(w);
+	if (again)
+		return -SHIRO_ERR_TIMEOUT;
 	if (now < w->reconnect_at)
 		return 0;
 	if (now - w->last_recv >= w->give_up_ms) {
 		log_warnx("no word from the broker for %lld ms: exiting",
 		    now - w->last_recv);
 		worker_exit(w, WORKER_EXIT_GONE);
+	}
+	if (w->mon != NULL) {
+		/* libzmq keeps this tcp socket connected by itself; a broker
+		 * that is silent on it may have dropped this worker (its
+		 * heartbeats came late): READY again, with back-off. */
+		log_warnx("the broker is silent: READY again in case it "
+			  "dropped this worker");
+		worker_ready(w);
+		w->reconnect_at = now + w->backoff;
+		w->backoff = w->backoff * 2 > WORKER_BACKOFF_MAX
+		    ? WORKER_BACKOFF_MAX
+		    : w->backoff * 2;
+		return -SHIRO_ERR_TIMEOUT;
 	}
 	if (w->locked) {
 		/* No new socket can be made now: the connection we have is
@@ -404,9 +501,9 @@ worker_wait(struct worker *w, long ms, struct zsock_poll *items, int n)
 static int
 worker_tick(struct worker *w, long ms)
 {
-	struct zsock_poll it;
+	struct zsock_poll it[2];
 
-	return worker_wait(w, ms, &it, 1);
+	return worker_wait(w, ms, it, (int)w->nbase);
 }
 
 /*
@@ -422,15 +519,15 @@ worker_async_round(struct worker *w)
 
 	if (w->items == NULL)
 		w->items = xreallocarray(
-		    NULL, WORKER_ITEMS_MAX + 1, sizeof(*w->items));
-	n = a->poll(w, w->items + 1, WORKER_ITEMS_MAX, &role_ms);
+		    NULL, WORKER_ITEMS_MAX + 2, sizeof(*w->items));
+	n = a->poll(w, w->items + w->nbase, WORKER_ITEMS_MAX, &role_ms);
 	if (n < 0 || n > WORKER_ITEMS_MAX)
 		n = 0;
 	if (role_ms >= 0 && role_ms < ms)
 		ms = role_ms;
-	if (worker_wait(w, ms, w->items, n + 1) < 0)
+	if (worker_wait(w, ms, w->items, n + (int)w->nbase) < 0)
 		worker_async_lost(w);
-	a->ready(w, w->items + 1, n);
+	a->ready(w, w->items + w->nbase, n);
 }
 
 /* worker_poll - keep the connection alive during a job. */
@@ -704,13 +801,26 @@ worker_connect(struct worker *w, struct sandbox *sb)
 	/* With a credential, the broker's socket is a CURVE server that
 	 * admits only this process's key. */
 	opts.curve = w->has_cred ? &w->cred : NULL;
-	rc = zsock_dealer_wait(sb ? sandbox_endpoint(sb) : w->endpoint, &opts,
+	/* Over tcp the one socket reconnects by itself, with back-off, and
+	 * its monitor (made now: after the lockdown no socket can be)
+	 * says when; an ipc worker is replaced by shirod instead. */
+	if (strncmp(w->endpoint, "tcp://", 6) == 0) {
+		opts.reconnect_ms = WORKER_BACKOFF_MIN;
+		opts.reconnect_max_ms = WORKER_BACKOFF_MAX;
+	}
+	rc = zsock_dealer_watch(sb ? sandbox_endpoint(sb) : w->endpoint, &opts,
 	    w->give_up_ms < WORKER_HANDSHAKE_MS ? w->give_up_ms
 						: WORKER_HANDSHAKE_MS,
-	    &w->sock);
+	    &w->sock, opts.reconnect_ms > 0 ? &w->mon : NULL);
+	w->nbase = w->mon != NULL ? 2 : 1;
 	if (rc < 0) {
-		log_warnx("no connection to the broker at %s: %s", w->endpoint,
-		    err_str(rc));
+		log_warnx("no connection to the broker at %s: %s%s",
+		    w->endpoint, err_str(rc),
+		    rc == -SHIRO_ERR_PERM
+			? " (it does not admit this worker's key)"
+			: rc == -SHIRO_ERR_PROTO
+			? " (the handshake failed: is the server key its?)"
+			: "");
 		sandbox_destroy(&sb);
 		worker_exit(w, WORKER_EXIT_GONE);
 	}
@@ -831,7 +941,9 @@ worker_serve(struct worker *w)
 			worker_async_round(w);
 			continue;
 		}
-		worker_tick(w, w->hb_ms);
+		/* A JOB from before a reconnection is the broker's again. */
+		if (worker_tick(w, w->hb_ms) < 0)
+			msg_destroy(&w->pending);
 		if (w->pending != NULL)
 			worker_run(w);
 	}

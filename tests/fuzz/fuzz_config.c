@@ -48,19 +48,39 @@ fuzz_str(const char *what, const char *s, int may_be_null)
 		panic("%s has %zu bytes", what, strlen(s));
 }
 
-/* fuzz_endpoint - an ipc path that fits a socket address, or tcp. */
+/* fuzz_endpoint - an absolute ipc path that fits a socket address. */
 static void
 fuzz_endpoint(const char *what, const char *ep)
 {
 	struct sockaddr_un sun;
 
 	fuzz_str(what, ep, 0);
-	if (strncmp(ep, "ipc://", 6) == 0) {
-		if (strlen(ep + 6) >= sizeof(sun.sun_path))
-			panic("%s: a socket path of %zu bytes", what,
-			    strlen(ep + 6));
-	} else if (strncmp(ep, "tcp://", 6) != 0) {
-		panic("%s is neither ipc:// nor tcp://", what);
+	if (strncmp(ep, "ipc:///", 7) != 0)
+		panic("%s is not an absolute ipc:// path", what);
+	if (strlen(ep + 6) >= sizeof(sun.sun_path))
+		panic("%s: a socket path of %zu bytes", what, strlen(ep + 6));
+}
+
+/* fuzz_tcp - at most CONFIG_TCP_MAX tcp endpoints, each tcp://HOST:PORT
+ * of at most 255 printable bytes without a space. */
+static void
+fuzz_tcp(const char *what, char *const *tcp, size_t n)
+{
+	size_t k;
+	const char *p;
+
+	if (n > CONFIG_TCP_MAX)
+		panic("%s: %zu tcp endpoints", what, n);
+	for (k = 0; k < n; k++) {
+		fuzz_str(what, tcp[k], 0);
+		if (strncmp(tcp[k], "tcp://", 6) != 0 ||
+		    strrchr(tcp[k], ':') <= tcp[k] + 6 || strlen(tcp[k]) > 255)
+			panic(
+			    "%s: \"%s\" is not tcp://HOST:PORT", what, tcp[k]);
+		for (p = tcp[k]; *p != '\0'; p++)
+			if (*p <= ' ' || *p > '~')
+				panic("%s: a byte 0x%02x", what,
+				    (unsigned char)*p);
 	}
 }
 
@@ -143,6 +163,9 @@ fuzz_check(const struct config *cfg)
 		panic("home is not the one given");
 	fuzz_endpoint("endpoints.clients", cfg->client_endpoint);
 	fuzz_endpoint("endpoints.workers", cfg->worker_endpoint);
+	fuzz_tcp("endpoints.clients", cfg->client_tcp, cfg->nclient_tcp);
+	fuzz_tcp("endpoints.workers", cfg->worker_tcp, cfg->nworker_tcp);
+	fuzz_range("heartbeat.remoteLiveness", cfg->remote_liveness, 2, 100);
 	fuzz_range("memory.ceiling", m->ceiling, 1024, 1UL << 30);
 	fuzz_range("memory.floor", m->floor, 512, m->ceiling - 1);
 	fuzz_range("memory.compactionCeiling", m->cceiling, 1024, 1UL << 30);
