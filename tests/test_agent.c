@@ -1723,6 +1723,54 @@ workspaces_get_workers_of_their_own(void)
 	agent_stop(&A);
 }
 
+/* 33 workspaces, one after the other, each starting its fs workers (up to
+ * 2 a workspace): once the 32 workspace slots are taken, the next one
+ * stops the least recently used idle worker and gets its slot; every
+ * turn reads its own file; the first workspace's workers are gone, the
+ * newest ones are there. */
+static void
+a_33rd_workspace_takes_the_oldest_slot(void)
+{
+	struct agent A;
+	struct outcome o;
+	struct buf script = BUF_INIT;
+	char ws[PATH_MAX], want[64], *w;
+	uint64_t id;
+	int k;
+
+	buf_adds(&script, "{'strict': true, 'responses': [");
+	for (k = 1; k <= 33; k++)
+		buf_printf(&script,
+		    "%s{'tools': [{'id': 'r%d', 'name': 'read_file', 'input': "
+		    "{'path': 'a.txt'}}]}, {'text': 'read %d'}",
+		    k > 1 ? ", " : "", k, k);
+	buf_adds(&script, "]}");
+	agent_start(&A, script.data, NULL, NULL, NULL);
+	for (k = 1; k <= 33; k++) {
+		snprintf(ws, sizeof(ws), "%s/w%02d", A.ws, k);
+		CHECK(mkdir(ws, 0755) == 0);
+		snprintf(want, sizeof(want), "the file of workspace %d\n", k);
+		tsd_write(ws, "a.txt", want);
+		want[strlen(want) - 1] = '\0';
+		id = agent_send(A.sock, "read a", 1, ws, NULL);
+		agent_wait(&A, id, NULL, 60000, &o);
+		CHECKF(strcmp(o.code, "ok") == 0 &&
+			strstr(o.tools.data, want) != NULL,
+		    "workspace %d: %s %s", k, o.code, o.tools.data);
+		outcome_free(&o);
+	}
+	w = agent_workers(A.sock);
+	snprintf(ws, sizeof(ws), "%s/w33\n", A.ws);
+	CHECKF(strstr(w, ws) != NULL, "%s", w);
+	snprintf(ws, sizeof(ws), "%s/w01\n", A.ws);
+	CHECKF(strstr(w, ws) == NULL, "%s", w);
+	snprintf(ws, sizeof(ws), "%s/w32\n", A.ws);
+	CHECKF(strstr(w, ws) != NULL, "%s", w);
+	free(w);
+	buf_free(&script);
+	agent_stop(&A);
+}
+
 static const struct harness_test tests[] = {
     HT_SLOW(reads_edits_runs_and_answers, 120),
     HT_SLOW(denied_calls_never_run, 120),
@@ -1738,6 +1786,7 @@ static const struct harness_test tests[] = {
     HT(the_strict_mock_refuses_broken_shapes),
     HT_SLOW(no_jail_ends_the_turn, 120),
     HT_SLOW(workspaces_get_workers_of_their_own, 120),
+    HT_SLOW(a_33rd_workspace_takes_the_oldest_slot, 180),
 };
 
 HARNESS_MAIN(tests)

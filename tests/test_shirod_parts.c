@@ -247,6 +247,47 @@ config_errors_name_the_key(void)
 	}
 }
 
+/* At most 1,000 permission rules and 1,000 protected patterns: 1,000 load,
+ * the 1,001st of either is refused, naming the cap. */
+static void
+config_caps_permission_rules(void)
+{
+	static const char *const keys[] = {"rules", "protect"};
+	struct buf text = BUF_INIT;
+	struct config cfg;
+	size_t k, n, i;
+	char *err;
+
+	for (k = 0; k < 2; k++)
+		for (n = 1000; n <= 1001; n++) {
+			buf_reset(&text);
+			buf_printf(
+			    &text, "{\"permissions\": {\"%s\": [", keys[k]);
+			for (i = 0; i < n; i++)
+				buf_printf(&text,
+				    k == 0 ? "%s\"allow bash(make t%zu)\""
+					   : "%s\"secret%zu/**\"",
+				    i ? ", " : "", i);
+			buf_adds(&text, "]}}");
+			err = NULL;
+			if (n == 1000) {
+				CHECKF(load(text.data, &cfg, &err) == 0,
+				    "%s: 1000 refused: %s", keys[k],
+				    err ? err : "");
+				config_free(&cfg);
+			} else {
+				CHECKF(load(text.data, &cfg, &err) ==
+					-SHIRO_ERR_CORRUPT,
+				    "%s: 1001 loaded", keys[k]);
+				CHECKF(err != NULL &&
+					strstr(err, "at most 1000") != NULL,
+				    "%s: %s", keys[k], err ? err : "");
+			}
+			free(err);
+		}
+	buf_free(&text);
+}
+
 /* config_load reads the file; none at all means the defaults. */
 static void
 config_load_reads_the_file(void)
@@ -1078,6 +1119,7 @@ static const struct harness_test tests[] = {
     HT(config_defaults_are_the_designs),
     HT(config_reads_every_section),
     HT(config_errors_name_the_key),
+    HT(config_caps_permission_rules),
     HT(config_load_reads_the_file),
     HT(timers_fire_in_order),
     HT(timers_survive_a_random_mix),
