@@ -320,7 +320,7 @@ broker_client_in(struct broker *b, uint64_t now)
 				log_info("client %s floods: forgotten",
 				    cl->name[0] ? cl->name : "(unnamed)");
 				clients_drop(&b->clients, cl);
-			} else if (now - cl->warned_at >= 1000) {
+			} else if (timer_since(now, cl->warned_at) >= 1000) {
 				cl->warned_at = now;
 				out_error(b, &from, 0, "busy",
 				    "too many messages: at most %u a second",

@@ -8,6 +8,7 @@
 #include "proto/xmalloc.h"
 
 #include "clients.h"
+#include "timer.h"
 
 /* clients_init - an empty registry with cfg's limits. */
 void
@@ -87,7 +88,7 @@ clients_admit(struct clients *c, struct clients_client *cl, uint64_t now)
 	cl->last_seen = now;
 	if (now > cl->refill_at) {
 		/* rate messages per second = rate thousandths per ms. */
-		uint64_t add = (now - cl->refill_at) * c->rate;
+		uint64_t add = timer_since(now, cl->refill_at) * c->rate;
 
 		cl->tokens = add >= full - cl->tokens ? full : cl->tokens + add;
 		cl->refill_at = now;
@@ -125,7 +126,7 @@ clients_expire(struct clients *c, uint64_t now)
 	size_t k = 0;
 
 	while (k < c->n) {
-		if (now - c->v[k]->last_seen > c->idle_ms) {
+		if (timer_since(now, c->v[k]->last_seen) > c->idle_ms) {
 			free(c->v[k]);
 			c->v[k] = c->v[--c->n];
 			dropped++;

@@ -937,7 +937,8 @@ compact_overdue(struct broker *b, uint64_t now)
 	while (k < b->njobs) {
 		struct compact_job *j = &b->jobs[k];
 
-		if (j->worker < 0 || now - j->sent_at <= COMPACT_DEADLINE_MS) {
+		if (j->worker < 0 ||
+		    timer_since(now, j->sent_at) <= COMPACT_DEADLINE_MS) {
 			k++;
 			continue;
 		}

@@ -7,6 +7,7 @@
 #include "proto/xmalloc.h"
 
 #include "gate.h"
+#include "timer.h"
 
 /* gate_init - an empty gate. */
 void
@@ -40,7 +41,7 @@ gate_find(struct gate *g, uint64_t key)
 static int
 gate_live(const struct gate *g, const struct gate_entry *e, uint64_t now)
 {
-	return e->cached && now - e->used_at <= g->life_ms;
+	return e->cached && timer_since(now, e->used_at) <= g->life_ms;
 }
 
 /* gate_prune - drop entries nobody writes and whose life is over. */

@@ -7,6 +7,7 @@
 #include "proto/log.h"
 
 #include "lograte.h"
+#include "timer.h"
 
 /* lograte_info - one line now, or counted for the next one. */
 void
@@ -15,7 +16,7 @@ lograte_info(struct lograte *r, uint64_t now, const char *fmt, ...)
 	char line[512];
 	va_list ap;
 
-	if (r->last_ms != 0 && now - r->last_ms < LOGRATE_MS) {
+	if (r->last_ms != 0 && timer_since(now, r->last_ms) < LOGRATE_MS) {
 		r->held++;
 		return;
 	}

@@ -17,6 +17,7 @@
 #include "proto/xmalloc.h"
 
 #include "pool.h"
+#include "timer.h"
 
 /* A worker that stays up this long starts its next back-off afresh. */
 #define POOL_STABLE_MS 5000
@@ -685,20 +686,22 @@ pool_tick(
 				(void)pool_spawn(p, w, now);
 			break;
 		case POOL_STARTING:
-			if (now - w->spawned_at > p->ready_timeout_ms &&
+			if (timer_since(now, w->spawned_at) >
+				p->ready_timeout_ms &&
 			    *njobs < max)
 				(void)pool_kill(p, w, "no READY in time", now);
 			break;
 		case POOL_IDLE:
 		case POOL_BUSY:
-			if (now - w->last_seen > dead_after && *njobs < max) {
+			if (timer_since(now, w->last_seen) > dead_after &&
+			    *njobs < max) {
 				job = pool_kill(
 				    p, w, "missed its heartbeats", now);
 				if (job != 0)
 					jobs[(*njobs)++] = job;
 				break;
 			}
-			if (now - w->ready_at >= POOL_STABLE_MS)
+			if (timer_since(now, w->ready_at) >= POOL_STABLE_MS)
 				w->backoff_ms = p->min_ms;
 			break;
 		case POOL_DYING:
@@ -913,11 +916,13 @@ pool_retire_idle(struct pool *p, uint64_t now, uint64_t idle_ms)
 			w->idle_since = 0;
 		else if (w->idle_since == 0)
 			w->idle_since = now;
-		if (w->state == POOL_IDLE && now - w->idle_since >= idle_ms) {
+		if (w->state == POOL_IDLE &&
+		    timer_since(now, w->idle_since) >= idle_ms) {
 			log_info("worker %u (%s for %s) idle for %llu ms: "
 				 "stopped",
 			    w->idx, config_role_name(w->role), w->workspace,
-			    (unsigned long long)(now - w->idle_since));
+			    (unsigned long long)timer_since(
+				now, w->idle_since));
 			w->retired = 1;
 			if (w->pid > 0)
 				kill(w->pid, SIGTERM);
@@ -927,7 +932,7 @@ pool_retire_idle(struct pool *p, uint64_t now, uint64_t idle_ms)
 			n++;
 		} else if (w->state == POOL_DOWN &&
 		    w->restart_at == UINT64_MAX &&
-		    now - w->used_at >= idle_ms) {
+		    timer_since(now, w->used_at) >= idle_ms) {
 			/* A workspace whose workers could not start is
 			 * forgotten after a while, like an idle one. */
 			w->retired = 1;

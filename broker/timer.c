@@ -191,3 +191,10 @@ timer_count(const struct timers *t)
 {
 	return t->len;
 }
+
+/* timer_since - now - then, never below 0. */
+uint64_t
+timer_since(uint64_t now, uint64_t then)
+{
+	return now > then ? now - then : 0;
+}

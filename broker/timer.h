@@ -41,6 +41,14 @@ struct timers {
 /* timer_now - the monotonic clock in milliseconds. */
 uint64_t timer_now(void);
 
+/*
+ * timer_since - the ms from then to now, or 0 when then is later: a
+ * stamp taken with a fresher clock than the loop's now (a call sent
+ * while the loop handled an older event) is never read as a span of
+ * some 2^64 ms, which would pass every deadline at once.
+ */
+uint64_t timer_since(uint64_t now, uint64_t then);
+
 /* timer_init - an empty set of timers. */
 void timer_init(struct timers *t);
 

@@ -1711,7 +1711,7 @@ turn_overdue(struct broker *b, uint64_t now)
 		return;
 	}
 	if (t->state != TURN_CALL || t->worker < 0 ||
-	    now - t->sent_at <= TURN_CALL_DEADLINE_MS)
+	    timer_since(now, t->sent_at) <= TURN_CALL_DEADLINE_MS)
 		return;
 	turn_end(b, "model",
 	    "the model call did not end within 10 minutes and was canceled");

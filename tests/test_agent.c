@@ -1664,6 +1664,65 @@ no_jail_ends_the_turn(void)
 	agent_stop(&A);
 }
 
+/* A tool worker that stops answering under an interrupted call
+ * (tests/worker_testrole.c as the tool worker: once its command started
+ * it neither reads its socket, so never sees the CANCEL, nor sends a
+ * heartbeat) is killed within the 5 s its CANCEL allows (its missed
+ * heartbeats, 3 s, usually come first); the call fails with its effects
+ * unknown and the turn goes on. */
+static void
+a_worker_deaf_to_cancel_is_killed(void)
+{
+	struct agent A;
+	struct outcome o;
+	struct hook h = {&A, 0, "command", 0, 0};
+	struct agent_policy p = {answer_yes, interrupt_on_event, &h, 0};
+	char *deaf, *s, *log;
+	uint64_t id, took;
+
+	agent_start(&A,
+	    "{'strict': true, 'responses': ["
+	    " {'tools': [{'id': 'b1', 'name': 'bash', 'input': {'command': "
+	    "'sleep 60'}}]}, {'text': 'It was killed; going on.'}]}",
+	    NULL, NULL, NULL);
+	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
+	if (access(deaf, X_OK) != 0)
+		harness_skip("%s is not built", deaf);
+	tsd_close(&A.sock);
+	tsd_close(&A.approver);
+	(void)tsd_stop(A.pid);
+	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
+		      "\"offline\", \"count\": 1}, {\"role\": \"model\", "
+		      "\"provider\": \"mock\", \"count\": 1}, {\"role\": "
+		      "\"tool\", \"count\": 0, \"path\": \"%s\"}]",
+	    deaf);
+	agent_config(&A, "anthropic", "", s);
+	free(s);
+	free(deaf);
+	agent_start_shirod(&A);
+	id = agent_send(A.sock, "run the slow thing", 1, A.ws, NULL);
+	agent_wait(&A, id, &p, 60000, &o);
+	took = tsd_now_ms() - h.started_ms;
+	CHECKF(
+	    h.step == 1, "the command never said it started: %s", o.evs.data);
+	CHECKF(strcmp(o.code, "ok") == 0, "%s: %s | %s", o.code, o.text,
+	    o.evs.data);
+	CHECK_EQ_STR(o.text, "It was killed; going on.");
+	/* Within the 5 s of its CANCEL, with room for a loaded machine. */
+	CHECKF(took < 15000, "ended %llu ms after the interrupt",
+	    (unsigned long long)took);
+	s = xasprintf("%s/shirod.err", A.home);
+	log = tsd_read_file(s);
+	free(s);
+	CHECKF(log != NULL &&
+		(strstr(log, "did not stop a canceled tool call") != NULL ||
+		    strstr(log, "missed its heartbeats") != NULL),
+	    "%s", log != NULL ? log : "(no log)");
+	free(log);
+	outcome_free(&o);
+	agent_stop(&A);
+}
+
 /* Each working directory gets its own fs workers, started on demand and
  * stopped once idle; a directory inside the chat's home is refused. */
 static void
@@ -1785,6 +1844,7 @@ static const struct harness_test tests[] = {
     HT_SLOW(pruning_on_the_responses_wire, 180),
     HT(the_strict_mock_refuses_broken_shapes),
     HT_SLOW(no_jail_ends_the_turn, 120),
+    HT_SLOW(a_worker_deaf_to_cancel_is_killed, 120),
     HT_SLOW(workspaces_get_workers_of_their_own, 120),
     HT_SLOW(a_33rd_workspace_takes_the_oldest_slot, 180),
 };

@@ -310,6 +310,16 @@ config_load_reads_the_file(void)
 	free(err);
 }
 
+/* timer_since never wraps: a stamp later than now is no time at all. */
+static void
+timer_since_never_wraps(void)
+{
+	CHECK_EQ_INT(timer_since(1000, 400), 600);
+	CHECK_EQ_INT(timer_since(1000, 1000), 0);
+	CHECK_EQ_INT(timer_since(1000, 1001), 0);
+	CHECK_EQ_INT(timer_since(0, UINT64_MAX), 0);
+}
+
 /* Timers fire in due order, ties in order of addition; cancel works. */
 static void
 timers_fire_in_order(void)
@@ -1121,6 +1131,7 @@ static const struct harness_test tests[] = {
     HT(config_errors_name_the_key),
     HT(config_caps_permission_rules),
     HT(config_load_reads_the_file),
+    HT(timer_since_never_wraps),
     HT(timers_fire_in_order),
     HT(timers_survive_a_random_mix),
     HT(pool_supervises_real_processes),

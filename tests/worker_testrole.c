@@ -2,7 +2,8 @@
  * worker_testrole - a worker for the skeleton's tests only.
  *
  * Its jobs exercise what the model worker's offline provider does not:
- * streaming, a long job that can be canceled, failures, and the secret.
+ * streaming, a long job that can be canceled, failures, and the secret;
+ * and, as a workspace's tool worker, a call that ignores its CANCEL.
  * The job's kind says what to do; data.text is its argument.
  */
 #include <string.h>
@@ -46,6 +47,17 @@ testrole_service(struct worker *w, const struct msg *job, struct msg *result)
 			nanosleep(&tick, NULL);
 		}
 		msg_set_str(result, "text", "slow done");
+		return 0;
+	}
+	if (strcmp(kind, "tool") == 0) {
+		/* A tool worker deaf to CANCEL (test_agent): it says it
+		 * started, then neither reads its socket nor answers for
+		 * 60 s, so that shirod must kill it. */
+		if ((rc = worker_chunk(w, "started\n", 8)) < 0)
+			return rc;
+		for (k = 0; k < 6000; k++)
+			nanosleep(&tick, NULL);
+		msg_set_str(result, "text", "deaf done");
 		return 0;
 	}
 	if (strcmp(kind, "secret") == 0) {
