@@ -173,7 +173,7 @@ $(BUILD)/tests/bench_store: $(BUILD)/tests/bench_store.o $(FOLD_OBJ) \
 	$(link)
 # --- end of the store tools' block
 
-# --- model calls (issue 9, the broker's half): providers, the prompt,
+# --- model calls (the broker's half): providers, the prompt,
 # --- requests for the cache, the prefix gate, usage, turns.
 TESTS += $(BUILD)/tests/test_models
 OBJS += $(BUILD)/tests/test_models.o
