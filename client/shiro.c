@@ -1278,6 +1278,16 @@ main(int argc, char **argv)
 		    argv[optind]);
 		goto out;
 	}
+	if (s.workspace != NULL && strcmp(cmd->name, "send") != 0 &&
+	    strcmp(cmd->name, "notes") != 0 &&
+	    strcmp(cmd->name, "todos") != 0 &&
+	    strcmp(cmd->name, "attach") != 0) {
+		rc = shiro_usage_error(cmd->name,
+		    "--workspace goes with -p, send, notes, todos, attach and "
+		    "the attached session (run and tool take their own after "
+		    "the command)");
+		goto out;
+	}
 	rc = cmd->run(&s, argc - optind, argv + optind);
 out:
 	shiro_free(&s);
