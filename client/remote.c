@@ -316,7 +316,10 @@ remote_attach(struct shiro *s, const char *target, const char *save)
 		s->sock_path = NULL;
 		s->endpoint = NULL;
 		if (strncmp(target, "tcp://", 6) == 0) {
+			/* Not a saved remote: no saved workspace either. */
 			s->endpoint = xstrdup(target);
+			free(s->remote_ws);
+			s->remote_ws = NULL;
 		} else if (strstr(target, "://") != NULL) {
 			return remote_fail(SHIRO_EXIT_USAGE, "attach",
 			    "'%s': give a tcp://HOST:PORT endpoint or a saved "

@@ -1523,32 +1523,43 @@ remote_worker_outlives_shirod(void)
 	rt_end();
 }
 
-/* The turns' model answers of remote_workspace_turns, in order (every
- * one only for a turn's request: its tools' input_schema is in it, no
- * compaction's is), then summaries for the compactions. */
-#define RT_WS_TOOL(id, name, input) \
-	"{'match': 'input_schema', 'tools': [{'id': '" id "', 'name': '" name \
-	"', 'input': " input "}]}, "
-#define RT_WS_TEXT(text) "{'match': 'input_schema', 'text': '" text "'}, "
+/* The turns' model answers of remote_workspace_turns.  A request takes
+ * the first entry it matches, and each entry may be taken again (a
+ * retried call gets the same answer): a turn's first request matches its
+ * message, each later one the id of the call before it, which only that
+ * turn's requests hold.  So the latest turn and, in a turn, the latest
+ * step come first (a turn's view holds the earlier turns' messages).
+ * Compactions get summaries. */
+#define RT_WS_TOOL(match, id, name, input) \
+	"{'match': '" match "', 'times': -1, 'tools': [{'id': '" id \
+	"', 'name': '" name "', 'input': " input "}]}, "
+#define RT_WS_TEXT(match, text) \
+	"{'match': '" match "', 'times': -1, 'text': '" text "'}, "
 #define RT_WS_SCRIPT \
-	"{'responses': [" RT_WS_TOOL("r1", "read_file", \
-	    "{'path': 'notes.txt'}") RT_WS_TOOL("e1", "edit_file", \
-	    "{'path': 'notes.txt', 'old_string': 'hello', " \
-	    "'new_string': 'howdy'}") RT_WS_TOOL("b1", "bash", \
-	    "{'command': 'echo yolo-ran > ran.txt'}") \
-	    RT_WS_TEXT("YOLO-TURN-DONE") RT_WS_TOOL("e2", "edit_file", \
-		"{'path': 'notes.txt', 'old_string': 'world', " \
-		"'new_string': 'box'}") RT_WS_TOOL("b2", "bash", \
+	"{'responses': [" RT_WS_TEXT("tu-nows-write", \
+	    "NO-WS-DONE") RT_WS_TOOL("overwrite my notes", "tu-nows-write", \
+	    "write_file", "{'path': 'notes.txt', 'content': 'clobbered'}") \
+	    RT_WS_TEXT("tu-ask-bash", "ASK-TURN-DONE") RT_WS_TOOL( \
+		"tu-ask-edit", "tu-ask-bash", "bash", \
 		"{'command': 'echo started > started.txt; sleep 60; echo " \
 		"never " \
-		"> never.txt'}") RT_WS_TEXT("ASK-TURN-DONE") RT_WS_TOOL("w3", \
-		"write_file", "{'path': 'notes.txt', 'content': 'clobbered'}") \
-		RT_WS_TEXT( \
-		    "NO-WS-DONE") "{'match': 'input_schema', 'text': " \
-				  "'UNSCRIPTED', 'times': -1}], " \
-				  "'auto': {'latency_ms': 0, 'marker': " \
-				  "'----------', " \
-				  "'summary_bytes': 200, 'reply': 'AUTO'}}"
+		"> never.txt'}") RT_WS_TOOL("fix the greeting on the box", \
+		"tu-ask-edit", "edit_file", \
+		"{'path': 'notes.txt', 'old_string': 'world', " \
+		"'new_string': 'box'}") RT_WS_TEXT("tu-yolo-bash", \
+		"YOLO-TURN-DONE") RT_WS_TOOL("tu-yolo-edit", "tu-yolo-bash", \
+		"bash", "{'command': 'echo yolo-ran > ran.txt'}") \
+		RT_WS_TOOL("tu-yolo-read", "tu-yolo-edit", "edit_file", \
+		    "{'path': 'notes.txt', 'old_string': 'hello', " \
+		    "'new_string': 'howdy'}") \
+		    RT_WS_TOOL("greet the box", "tu-yolo-read", "read_file", \
+			"{'path': 'notes.txt'}") "{'match': " \
+						 "'never-in-any-request', " \
+						 "'text': 'x'}], " \
+						 "'auto': {'latency_ms': 0, " \
+						 "'marker': '----------', " \
+						 "'summary_bytes': 200, " \
+						 "'reply': 'AUTO'}}"
 
 /* rt_fifo - a FIFO at path to type into a session's stdin, held open
  * here for writing (O_RDWR does not wait for the reader); its fd. */
@@ -1747,6 +1758,13 @@ remote_workspace_turns(void)
 		rt_has(out, "--workspace DIR"),
 	    "%s", rt_text(out));
 	rt_file_is(lap, "notes.txt", "laptop\n");
+	/* Saving the remote again from itself keeps its workspace. */
+	CHECKF(rt_shiro(chome, out, NULL, 30000, "attach", "box", "--save",
+		   "box", (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	snprintf(path, sizeof(path), "%s/remotes/box", chome);
+	snprintf(here, sizeof(here), "workspace %s\n", ws);
+	CHECKF(rt_has(path, here), "%s", rt_text(path));
 	rt_end();
 }
 
