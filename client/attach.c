@@ -58,6 +58,7 @@ struct attach {
 	struct attach_kept *kept; /* typed while away, oldest first */
 	size_t nkept;
 	int sending_kept; /* attach_send_kept runs */
+	char *ws; /* the workspace its SENDs and NOTES name, or NULL */
 };
 
 static const char attach_help[] =
@@ -555,7 +556,7 @@ out:
 static void
 attach_todos(struct attach *a)
 {
-	struct msg *req = cmd_new_notes("todos"), *ans = NULL;
+	struct msg *req = cmd_new_notes("todos", a->ws), *ans = NULL;
 	const struct msg_val *doc = NULL;
 	struct buf b = BUF_INIT;
 	int64_t total = 0;
@@ -642,11 +643,13 @@ attach_command(struct attach *a, char *line)
 	} else if ((strcmp(words[0], "/notes") == 0 ||
 		       strcmp(words[0], "/todos") == 0) &&
 	    nw == 1) {
-		req = cmd_new_notes(words[0] + 1);
+		req = cmd_new_notes(words[0] + 1, a->ws);
 		if (req == NULL)
 			attach_say(a,
-			    "shiro: the working directory cannot be "
-			    "read, and it names the project");
+			    "shiro: the project is the workspace, and this "
+			    "session names none: attach again with "
+			    "--workspace DIR (a directory on shirod's "
+			    "machine)");
 	} else if (strcmp(words[0], "/approve") == 0 && nw >= 3 &&
 	    attach_parse_uint(words[1], &id) == 0 &&
 	    (strcmp(words[2], "yes") == 0 || strcmp(words[2], "always") == 0 ||
@@ -805,14 +808,21 @@ attach_run(struct shiro *s)
 	 * without one another attached client may answer). */
 	a.turn.approvals = "ask";
 	a.turn.interactive = isatty(STDIN_FILENO) && isatty(STDERR_FILENO);
+	rc = cmd_workspace(s, "attach", &a.ws);
+	if (rc != SHIRO_EXIT_OK)
+		return rc;
+	a.turn.cwd = a.ws;
+	a.turn.ws_hint = a.ws == NULL;
 	h.event = attach_event;
 	h.arg = &a;
 	w.wait = attach_wait;
 	w.arg = &a;
 	cmd_catch_signals();
 	rc = cmd_connect(s, 1, 0, &h, &a.c);
-	if (rc != SHIRO_EXIT_OK)
+	if (rc != SHIRO_EXIT_OK) {
+		free(a.ws);
 		return rc;
+	}
 	if (getcwd(cwd, sizeof(cwd)) == NULL)
 		snprintf(cwd, sizeof(cwd), "/");
 	a.hist = hist_open(s->home, cwd);
@@ -822,6 +832,18 @@ attach_run(struct shiro *s)
 	    "commands",
 	    (int)a.c->daemon_pid, s->home);
 	attach_say(&a, banner);
+	if (a.ws != NULL && strncmp(s->endpoint, "tcp://", 6) == 0) {
+		snprintf(banner, sizeof(banner),
+		    "shiro: the turns' workspace is %.180s on shirod's "
+		    "machine",
+		    a.ws);
+		attach_say(&a, banner);
+	} else if (a.ws == NULL) {
+		attach_say(&a,
+		    "shiro: no workspace: the turns' tools have no "
+		    "directory to work in");
+		attach_say(&a, CMD_WS_HINT);
+	}
 	attach_todos(&a);
 	/* The first status line. */
 	a.size_stale = 1;
@@ -836,5 +858,6 @@ attach_run(struct shiro *s)
 	for (k = 0; k < a.nkept; k++)
 		free(a.kept[k].text);
 	free(a.kept);
+	free(a.ws);
 	return rc;
 }

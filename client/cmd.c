@@ -299,55 +299,97 @@ cmd_lost(const struct shiro *s, int rc)
 	return cmd_unreachable(s, err_str(rc));
 }
 
-/* cmd_cwd - the working directory, for a SEND (caller frees). */
-static char *
-cmd_cwd(void)
+/* cmd_is_tcp - whether s's shirod is reached over tcp (another machine). */
+static int
+cmd_is_tcp(const struct shiro *s)
 {
-	char cwd[PATH_MAX];
+	return s->endpoint != NULL && strncmp(s->endpoint, "tcp://", 6) == 0;
+}
 
-	if (getcwd(cwd, sizeof(cwd)) == NULL)
-		return NULL;
-	return xstrdup(cwd);
+/* cmd_workspace - the workspace a SEND or NOTES names (see cmd.h). */
+int
+cmd_workspace(const struct shiro *s, const char *cmd, char **wsp)
+{
+	char dir[PATH_MAX];
+	const char *ws = s->workspace;
+
+	*wsp = NULL;
+	if (cmd_is_tcp(s)) {
+		/* A path on shirod's machine: this one's working directory
+		 * means nothing there, and is never sent. */
+		if (ws == NULL)
+			ws = s->remote_ws;
+		if (ws == NULL)
+			return SHIRO_EXIT_OK;
+		if (!keys_workspace_ok(ws)) {
+			fprintf(stderr,
+			    "shiro %s: --workspace names a directory on "
+			    "shirod's machine: give its absolute path (at "
+			    "most %d bytes, no control characters)\n",
+			    cmd, KEYS_WORKSPACE_MAX);
+			return SHIRO_EXIT_USAGE;
+		}
+		*wsp = xstrdup(ws);
+		return SHIRO_EXIT_OK;
+	}
+	if (ws != NULL) {
+		if (realpath(ws, dir) == NULL) {
+			fprintf(stderr, "shiro %s: --workspace %s: %s\n", cmd,
+			    ws, strerror(errno));
+			return SHIRO_EXIT_USAGE;
+		}
+	} else if (getcwd(dir, sizeof(dir)) == NULL) {
+		fprintf(stderr,
+		    "shiro %s: the working directory cannot be read (%s), "
+		    "and it names the workspace\n",
+		    cmd, strerror(errno));
+		return SHIRO_EXIT_FAIL;
+	}
+	if (!keys_workspace_ok(dir)) {
+		fprintf(stderr,
+		    "shiro %s: the workspace's path is over %d bytes or "
+		    "holds a control character\n",
+		    cmd, KEYS_WORKSPACE_MAX);
+		return SHIRO_EXIT_USAGE;
+	}
+	*wsp = xstrdup(dir);
+	return SHIRO_EXIT_OK;
 }
 
 /* cmd_new_send - a SEND of text as kind; turn says whether to reply;
- * key is the idempotency key (NULL: a fresh one). */
+ * key is the idempotency key (NULL: a fresh one); cwd the workspace
+ * (NULL: none). */
 struct msg *
-cmd_new_send(const char *kind, const char *text, int turn, const char *key)
+cmd_new_send(const char *kind, const char *text, int turn, const char *key,
+    const char *cwd)
 {
 	struct msg *m;
-	char *cwd, *fresh = NULL;
+	char *fresh = NULL;
 
 	m = msg_new(MSG_SEND);
 	msg_set_str(m, "text", text);
 	msg_set_str(m, "kind", kind);
-	cwd = cmd_cwd();
-	if (cwd != NULL && strlen(cwd) <= 4096)
+	if (cwd != NULL)
 		msg_set_str(m, "cwd", cwd);
 	if (key == NULL)
 		key = fresh = cmd_key();
 	msg_set_str(m, "key", key);
 	msg_set_bool(m, "turn", turn);
-	free(cwd);
 	free(fresh);
 	return m;
 }
 
-/* cmd_new_notes - a NOTES for the working directory (see cmd.h). */
+/* cmd_new_notes - a NOTES for the workspace cwd (see cmd.h). */
 struct msg *
-cmd_new_notes(const char *what)
+cmd_new_notes(const char *what, const char *cwd)
 {
 	struct msg *m;
-	char *cwd = cmd_cwd();
 
-	if (cwd == NULL || strlen(cwd) > 4096) {
-		free(cwd);
+	if (cwd == NULL)
 		return NULL;
-	}
 	m = msg_new(MSG_NOTES);
 	msg_set_str(m, "cwd", cwd);
 	msg_set_str(m, "what", what);
-	free(cwd);
 	return m;
 }
 
@@ -458,6 +500,7 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 	struct msg *req = NULL, *ans = NULL;
 	struct buf b = BUF_INIT;
 	uint64_t id = 0;
+	char *cwd = NULL;
 	int rc;
 
 	if (strlen(text) > MSG_MAX_TEXT) {
@@ -467,7 +510,11 @@ cmd_send(const struct shiro *s, const char *kind, const char *text)
 		    MSG_MAX_TEXT);
 		return SHIRO_EXIT_USAGE;
 	}
-	req = cmd_new_send(kind, text, 0, NULL);
+	rc = cmd_workspace(s, "send", &cwd);
+	if (rc != SHIRO_EXIT_OK)
+		return rc;
+	req = cmd_new_send(kind, text, 0, NULL, cwd);
+	free(cwd);
 	rc = cmd_ask(s, 1, &req, &ans);
 	if (rc != SHIRO_EXIT_OK)
 		goto out;
@@ -505,13 +552,24 @@ cmd_query(const struct shiro *s, const struct cmd_query *q)
 	struct json_out j;
 	int rc;
 
-	req = q->type == MSG_NOTES ? cmd_new_notes(q->what) : msg_new(q->type);
-	if (req == NULL) {
-		fprintf(stderr,
-		    "shiro %s: the working directory cannot be read, and it "
-		    "names the project\n",
-		    q->what);
-		return SHIRO_EXIT_FAIL;
+	if (q->type == MSG_NOTES) {
+		char *cwd;
+
+		rc = cmd_workspace(s, q->what, &cwd);
+		if (rc != SHIRO_EXIT_OK)
+			return rc;
+		req = cmd_new_notes(q->what, cwd);
+		free(cwd);
+		if (req == NULL) {
+			fprintf(stderr,
+			    "shiro %s: the project is the workspace, and "
+			    "none is named\n",
+			    q->what);
+			fprintf(stderr, "%s\n", CMD_WS_HINT);
+			return SHIRO_EXIT_USAGE;
+		}
+	} else {
+		req = msg_new(q->type);
 	}
 	if (q->type == MSG_ZOOM) {
 		msg_set_int(req, "id", (int64_t)q->id);

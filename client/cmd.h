@@ -37,14 +37,32 @@ int cmd_connect(const struct shiro *s, int may_start, uint64_t last_seq,
 /* How long a one-shot request may wait for its answer from a live daemon. */
 #define CMD_REQUEST_MS 30000
 
-/* cmd_new_send - a SEND of text as kind with the working directory;
- * turn asks for a turn; key is its idempotency key (NULL: a fresh one). */
-struct msg *cmd_new_send(
-    const char *kind, const char *text, int turn, const char *key);
+/*
+ * cmd_workspace - the workspace a SEND or NOTES of command cmd names
+ * (docs/remote.md), into *wsp (malloc'd, or NULL: none).  Over ipc:
+ * --workspace made absolute here, else the working directory.  Over tcp
+ * this machine's directories mean nothing to shirod: --workspace as
+ * given (an absolute path on shirod's machine, keys_workspace_ok), else
+ * the saved remote's workspace, else none.  SHIRO_EXIT_OK, or an exit code after saying why.
+ */
+int cmd_workspace(const struct shiro *s, const char *cmd, char **wsp);
+
+/* How a tcp client names a workspace, said when it has none. */
+#define CMD_WS_HINT \
+	"shiro: over tcp this machine's directory is not sent; name a " \
+	"directory on shirod's machine with --workspace DIR, or save one " \
+	"with the remote (shiro attach tcp://... --save NAME --workspace " \
+	"DIR)"
+
+/* cmd_new_send - a SEND of text as kind with the workspace cwd (NULL:
+ * none); turn asks for a turn; key is its idempotency key (NULL: a fresh
+ * one). */
+struct msg *cmd_new_send(const char *kind, const char *text, int turn,
+    const char *key, const char *cwd);
 
 /* cmd_new_notes - a NOTES asking for what ("notes" or "todos") of the
- * working directory's project, or NULL when it cannot be read. */
-struct msg *cmd_new_notes(const char *what);
+ * project of the workspace cwd, or NULL when cwd is NULL. */
+struct msg *cmd_new_notes(const char *what, const char *cwd);
 
 /* cmd_key - a fresh idempotency key for a SEND (caller frees). */
 char *cmd_key(void);
@@ -101,6 +119,11 @@ struct cmd_turn {
 	/* How the turn's calls that ask are answered (SEND's approvals):
 	 * "ask" (the attached clients), "deny" or "yolo"; NULL sends none. */
 	const char *approvals;
+	/* The SEND's workspace (borrowed; NULL: none, see cmd_workspace). */
+	const char *cwd;
+	/* Over tcp with no workspace: a "workspace" notice says how to
+	 * name one. */
+	int ws_hint;
 	/* A person answers approvals here, on the terminal. */
 	int interactive;
 	uint64_t asking; /* the approval waiting for this person, or 0 */

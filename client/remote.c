@@ -45,7 +45,10 @@ remote_resolve(struct shiro *s)
 	if (s->endpoint != NULL)
 		return remote_fail(SHIRO_EXIT_USAGE, "--remote",
 		    "give a saved remote or an endpoint, not both");
-	rc = keys_remote_load(s->home, s->remote, &endpoint, server, &why);
+	free(s->remote_ws);
+	s->remote_ws = NULL;
+	rc = keys_remote_load(
+	    s->home, s->remote, &endpoint, server, &s->remote_ws, &why);
 	if (rc < 0) {
 		rc = remote_fail(SHIRO_EXIT_USAGE, "--remote", "%s%s",
 		    rc == -SHIRO_ERR_NOENT ? "no remote saved under that name: "
@@ -313,7 +316,10 @@ remote_attach(struct shiro *s, const char *target, const char *save)
 		s->sock_path = NULL;
 		s->endpoint = NULL;
 		if (strncmp(target, "tcp://", 6) == 0) {
+			/* Not a saved remote: no saved workspace either. */
 			s->endpoint = xstrdup(target);
+			free(s->remote_ws);
+			s->remote_ws = NULL;
 		} else if (strstr(target, "://") != NULL) {
 			return remote_fail(SHIRO_EXIT_USAGE, "attach",
 			    "'%s': give a tcp://HOST:PORT endpoint or a saved "
@@ -329,6 +335,15 @@ remote_attach(struct shiro *s, const char *target, const char *save)
 			return rc;
 	}
 	if (save != NULL) {
+		const char *ws =
+		    s->workspace != NULL ? s->workspace : s->remote_ws;
+
+		if (ws != NULL && !keys_workspace_ok(ws))
+			return remote_fail(SHIRO_EXIT_USAGE, "attach",
+			    "--workspace names a directory on shirod's "
+			    "machine: give its absolute path (at most %d "
+			    "bytes, no control characters)",
+			    KEYS_WORKSPACE_MAX);
 		if (s->cred == NULL)
 			return remote_fail(SHIRO_EXIT_USAGE, "attach",
 			    "--save keeps a tcp endpoint and its key: give "
@@ -346,14 +361,15 @@ remote_attach(struct shiro *s, const char *target, const char *save)
 		conn_bye(c);
 		conn_close(&c);
 		rc = keys_remote_save(
-		    s->home, save, s->endpoint, s->cred->server);
+		    s->home, save, s->endpoint, s->cred->server, ws);
 		if (rc < 0)
 			return remote_fail(SHIRO_EXIT_FAIL, "attach",
 			    "cannot save remote %s: %s", save, err_str(rc));
 		fprintf(stderr,
 		    "shiro: saved remote %s (shiro --remote %s ... or shiro "
-		    "attach %s)\n",
-		    save, save, save);
+		    "attach %s)%s%s\n",
+		    save, save, save, ws != NULL ? ", its workspace " : "",
+		    ws != NULL ? ws : "");
 	}
 	return attach_run(s);
 }

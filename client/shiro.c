@@ -98,6 +98,9 @@ static const char shiro_help[] =
     "  --server-key KEY shirod's public key, for a tcp:// endpoint (else\n"
     "                   $SHIRO_SERVER_KEY)\n"
     "  --remote NAME    the endpoint and key of a saved remote\n"
+    "  --workspace DIR  the turns' workspace, else the working directory\n"
+    "                   (over tcp: a path on shirod's machine, else the\n"
+    "                   saved remote's, else none)\n"
     "  -p, --print      headless: send TEXT (or stdin) as a turn, print the\n"
     "                   reply; --json prints one JSON event per line\n"
     "  --json           print JSON instead of text (most commands)\n"
@@ -152,6 +155,7 @@ enum {
 	OPT_REMOTE,
 	OPT_SAVE,
 	OPT_YOLO,
+	OPT_WS,
 };
 
 /* shiro_global_opt - apply a global option; 1 if c was one. */
@@ -182,10 +186,22 @@ shiro_global_opt(struct shiro *s, int c, const char *arg)
 	case OPT_JSON:
 		s->json = 1;
 		return 1;
+	case OPT_WS:
+		free(s->workspace);
+		s->workspace = xstrdup(arg);
+		return 1;
 	default:
 		return 0;
 	}
 }
+
+/* --workspace DIR of the commands that send or ask about the chat
+ * (send, notes, todos, attach, -p and the bare session); run and tool
+ * have their own, for the local jail. */
+#define SHIRO_WS_LONGOPT \
+	{ \
+		"workspace", required_argument, NULL, OPT_WS \
+	}
 
 #define SHIRO_GLOBAL_LONGOPTS \
 	{"home", required_argument, NULL, OPT_HOME}, \
@@ -433,7 +449,8 @@ static int
 shiro_run_send(struct shiro *s, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"kind", required_argument, NULL, OPT_KIND}, {NULL, 0, NULL, 0}};
+	    {"kind", required_argument, NULL, OPT_KIND}, SHIRO_WS_LONGOPT,
+	    {NULL, 0, NULL, 0}};
 	const char *kind = "user";
 	char *text;
 	int rc;
@@ -458,6 +475,8 @@ shiro_run_send(struct shiro *s, int argc, char **argv)
 static int
 shiro_run_simple(struct shiro *s, int argc, char **argv)
 {
+	static const struct option ws[] = {
+	    SHIRO_WS_LONGOPT, {NULL, 0, NULL, 0}};
 	const struct shiro_cmd *cmd = shiro_find(argv[0]);
 	struct cmd_query q = {.type = MSG_STATUS};
 	int rc;
@@ -469,7 +488,8 @@ shiro_run_simple(struct shiro *s, int argc, char **argv)
 		q.type = MSG_NOTES;
 		q.what = cmd->name;
 	}
-	rc = shiro_parse(s, cmd, argc, argv, NULL, NULL, NULL, 0);
+	rc = shiro_parse(
+	    s, cmd, argc, argv, q.type == MSG_NOTES ? ws : NULL, NULL, NULL, 0);
 	if (rc >= 0)
 		return rc;
 	if (optind < argc)
@@ -592,7 +612,8 @@ static int
 shiro_run_attach(struct shiro *s, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"save", required_argument, NULL, OPT_SAVE}, {NULL, 0, NULL, 0}};
+	    {"save", required_argument, NULL, OPT_SAVE}, SHIRO_WS_LONGOPT,
+	    {NULL, 0, NULL, 0}};
 	const char *save = NULL;
 	int rc;
 
@@ -874,7 +895,7 @@ shiro_run_help(struct shiro *s, int argc, char **argv)
 
 static const struct shiro_cmd shiro_cmds[] = {
     {"send", SHIRO_DAEMON_CMD(shiro_run_send),
-	"send [--kind user|note] [--json] [TEXT...]",
+	"send [--kind user|note] [--json] [--workspace DIR] [TEXT...]",
 	"Appends TEXT (the operands joined by spaces, or all of stdin when\n"
 	"there are none) to the chat as one message of kind user (default)\n"
 	"or note, without starting a turn, and prints the message's id once\n"
@@ -906,13 +927,15 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"last N with --tail; by default as many as the daemon gives).\n"
 	"--json prints one JSON object.  Starts shirod when none runs\n"
 	"(unless --no-start), as send does.\n"},
-    {"notes", SHIRO_DAEMON_CMD(shiro_run_simple), "notes [--json]",
+    {"notes", SHIRO_DAEMON_CMD(shiro_run_simple),
+	"notes [--json] [--workspace DIR]",
 	"Prints the notes the agent keeps on this project (the current\n"
 	"directory): kind, hits, date and text, the most used first, as the\n"
 	"turns rank them (the first 20 go with every turn).  --json prints\n"
 	"the daemon's document as one JSON object.  Starts shirod when none\n"
 	"runs (unless --no-start), as send does.\n"},
-    {"todos", SHIRO_DAEMON_CMD(shiro_run_simple), "todos [--json]",
+    {"todos", SHIRO_DAEMON_CMD(shiro_run_simple),
+	"todos [--json] [--workspace DIR]",
 	"Prints the agent's task list for this project (the current\n"
 	"directory) with its progress bar, as the model sees it.  --json\n"
 	"prints the daemon's document as one JSON object.  Starts shirod\n"
@@ -921,7 +944,8 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"Asks the daemon to stop: it finishes writing, closes the store and\n"
 	"exits.  Attached clients are told.  Never starts shirod.\n"},
     {"attach", SHIRO_DAEMON_CMD(shiro_run_attach),
-	"attach [tcp://HOST:PORT | REMOTE] [--server-key KEY] [--save NAME]",
+	"attach [tcp://HOST:PORT | REMOTE] [--server-key KEY] [--save NAME]\n"
+	"       [--workspace DIR]",
 	"Attaches as 'shiro' alone does: to the local shirod without a\n"
 	"target, else to the shirod at tcp://HOST:PORT, whose public key\n"
 	"--server-key gives (the 40 characters 'shiro keys' prints on its\n"
@@ -931,6 +955,9 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"must admit: shiro keys add client NAME KEY there.  --save NAME\n"
 	"keeps the endpoint and key as remote NAME once shirod answered;\n"
 	"then 'shiro attach NAME' or 'shiro --remote NAME COMMAND'.\n"
+	"Over tcp the turns' workspace is --workspace DIR, a directory on\n"
+	"shirod's machine (saved with the remote by --save), never this\n"
+	"machine's working directory.\n"
 	"A remote shirod is never started from here.  See docs/remote.md.\n"},
     {"keys", SHIRO_DAEMON_CMD(shiro_run_keys),
 	"keys [--json] | keys add client|worker NAME KEY | keys revoke "
@@ -1061,6 +1088,8 @@ shiro_free(struct shiro *s)
 	free(s->endpoint);
 	free(s->sock_path);
 	free(s->self_dir);
+	free(s->workspace);
+	free(s->remote_ws);
 #ifndef SHIRO_FRONT
 	remote_free(s);
 #else
@@ -1071,15 +1100,18 @@ shiro_free(struct shiro *s)
 
 /* The headless mode, -p, described like a command. */
 static const struct shiro_cmd shiro_print_cmd = {"-p", NULL,
-    "-p [--json] [--yolo] [TEXT...]",
+    "-p [--json] [--yolo] [--workspace DIR] [TEXT...]",
     "Sends TEXT (the operands joined by spaces, or all of stdin when\n"
     "there are none) as a user message that starts a turn, prints the\n"
     "reply's text on stdout (tool calls on stderr) and exits.  --json\n"
     "prints every event of the turn as one JSON object per line\n"
     "instead.  A tool call that would ask for approval is denied, as\n"
     "nobody answers here; --yolo allows it instead (never past a deny\n"
-    "rule or the guard).  Ctrl-C interrupts the running command, a\n"
-    "second Ctrl-C the turn.  Exit codes: 0 completed, 7 completed but\n"
+    "rule or the guard).  The workspace is the working directory, or\n"
+    "--workspace DIR (over tcp: a directory on shirod's machine, else\n"
+    "the saved remote's, else none).  Ctrl-C interrupts the running\n"
+    "command, a second Ctrl-C the turn.  Exit codes: 0 completed, 7 completed "
+    "but\n"
     "a tool call was denied, 8 stopped (interrupted, or shirod\n"
     "stopped), 9 a limit ended the turn, 10 the jail is unavailable,\n"
     "4 no model is configured for turns (the message is logged and\n"
@@ -1105,7 +1137,8 @@ static int
 shiro_print_mode(struct shiro *s, int argc, char **argv)
 {
 	static const struct option opts[] = {
-	    {"yolo", no_argument, NULL, OPT_YOLO}, {NULL, 0, NULL, 0}};
+	    {"yolo", no_argument, NULL, OPT_YOLO}, SHIRO_WS_LONGOPT,
+	    {NULL, 0, NULL, 0}};
 	char *text;
 	int rc;
 
@@ -1153,7 +1186,7 @@ int
 main(int argc, char **argv)
 {
 	static const struct option longopts[] = {SHIRO_GLOBAL_LONGOPTS,
-	    {"print", no_argument, NULL, 'p'},
+	    SHIRO_WS_LONGOPT, {"print", no_argument, NULL, 'p'},
 	    {"yolo", no_argument, NULL, OPT_YOLO},
 	    {"version", no_argument, NULL, OPT_VERSION}, {NULL, 0, NULL, 0}};
 	struct shiro s;
@@ -1243,6 +1276,16 @@ main(int argc, char **argv)
 		rc = shiro_usage_error(NULL,
 		    "there is no command '%s'; 'shiro -p TEXT' sends text",
 		    argv[optind]);
+		goto out;
+	}
+	if (s.workspace != NULL && strcmp(cmd->name, "send") != 0 &&
+	    strcmp(cmd->name, "notes") != 0 &&
+	    strcmp(cmd->name, "todos") != 0 &&
+	    strcmp(cmd->name, "attach") != 0) {
+		rc = shiro_usage_error(cmd->name,
+		    "--workspace goes with -p, send, notes, todos, attach and "
+		    "the attached session (run and tool take their own after "
+		    "the command)");
 		goto out;
 	}
 	rc = cmd->run(&s, argc - optind, argv + optind);

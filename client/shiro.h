@@ -54,6 +54,10 @@ struct shiro {
 	struct zsock_cred *cred; /* for a tcp endpoint: shirod's key and
 				  * this client's pair; NULL for ipc */
 	int yolo; /* -p --yolo: calls that would ask are allowed */
+	/* The workspace a SEND or NOTES names (docs/remote.md): --workspace
+	 * DIR, and the saved remote's; see cmd_workspace(). */
+	char *workspace; /* --workspace DIR */
+	char *remote_ws; /* the workspace saved with --remote's remote */
 };
 
 #endif

@@ -347,6 +347,8 @@ turn_show(
 		fputs("shiro: ", stderr);
 		render_puts(stderr, text);
 		fputc('\n', stderr);
+		if (t->ws_hint && strcmp(code, "workspace") == 0)
+			fprintf(stderr, "%s\n", CMD_WS_HINT);
 	} else if (strcmp(name, "approval") == 0 && strcmp(code, "ask") == 0) {
 		turn_ask(t, m);
 	} else if (turn_is_tool_event(name)) {
@@ -585,7 +587,7 @@ cmd_turn(struct conn *c, struct cmd_turn *t, const char *text)
 	t->calls_running = 0;
 	t->denied = 0;
 	t->interrupts = 0;
-	req = cmd_new_send("user", text, 1, t->key);
+	req = cmd_new_send("user", text, 1, t->key, t->cwd);
 	if (t->approvals != NULL)
 		msg_set_str(req, "approvals", t->approvals);
 	rc = conn_request(c, req, CMD_REQUEST_MS, cmd_stop_flag(), &ans);
@@ -665,6 +667,7 @@ cmd_print(const struct shiro *s, const char *text)
 	struct cmd_turn t;
 	struct conn_handler h = {turn_event, &t};
 	struct conn *c = NULL;
+	char *cwd = NULL;
 	int rc;
 
 	memset(&t, 0, sizeof(t));
@@ -681,13 +684,20 @@ cmd_print(const struct shiro *s, const char *text)
 		    MSG_MAX_TEXT);
 		return SHIRO_EXIT_USAGE;
 	}
+	rc = cmd_workspace(s, "-p", &cwd);
+	if (rc != SHIRO_EXIT_OK)
+		return rc;
+	t.cwd = cwd;
+	t.ws_hint = cwd == NULL;
 	cmd_catch_signals();
 	rc = cmd_connect(s, 1, 0, &h, &c);
 	if (rc != SHIRO_EXIT_OK)
-		return rc;
+		goto out;
 	rc = cmd_turn(c, &t, text);
 	if (rc != SHIRO_EXIT_UNREACHABLE && rc != SHIRO_EXIT_INTERRUPTED)
 		conn_bye(c);
 	conn_close(&c);
+out:
+	free(cwd);
 	return rc;
 }

@@ -19,7 +19,7 @@
 
 #define KEYS_PAIR_HEAD "shiro-key/1\n"
 #define KEYS_REMOTE_HEAD "shiro-remote/1\n"
-#define KEYS_FILE_MAX 1024 /* bytes of any file read here */
+#define KEYS_FILE_MAX 8192 /* bytes of any file read here */
 #define KEYS_ENDPOINT_MAX 256 /* bytes of a remote's endpoint */
 
 /* keys_why - say why into why (may be NULL). */
@@ -504,17 +504,32 @@ keys_endpoint_ok(const char *ep)
 	return 1;
 }
 
+/* keys_workspace_ok - a remote's workspace (see keys.h). */
+int
+keys_workspace_ok(const char *ws)
+{
+	size_t k, len = strlen(ws);
+
+	if (len == 0 || len > KEYS_WORKSPACE_MAX || ws[0] != '/')
+		return 0;
+	for (k = 0; k < len; k++)
+		if ((unsigned char)ws[k] < 0x20 || ws[k] == 0x7f)
+			return 0;
+	return 1;
+}
+
 /* keys_remote_save - save a remote. */
 int
 keys_remote_save(const char *home, const char *name, const char *endpoint,
-    const char *server)
+    const char *server, const char *workspace)
 {
 	unsigned char bin[ZSOCK_KEY_BIN];
 	char *dir, *path, *text;
 	int rc;
 
 	if (!keys_name_ok(name) || !keys_endpoint_ok(endpoint) ||
-	    zsock_key_decode(server, bin) < 0)
+	    zsock_key_decode(server, bin) < 0 ||
+	    (workspace != NULL && !keys_workspace_ok(workspace)))
 		return -SHIRO_ERR_INVAL;
 	dir = keys_path(home, KEYS_REMOTES);
 	if ((rc = keys_mkdirs(dir)) < 0) {
@@ -522,8 +537,9 @@ keys_remote_save(const char *home, const char *name, const char *endpoint,
 		return rc;
 	}
 	path = xasprintf("%s/%s", dir, name);
-	text = xasprintf(
-	    KEYS_REMOTE_HEAD "endpoint %s\nserver %s\n", endpoint, server);
+	text = xasprintf(KEYS_REMOTE_HEAD "endpoint %s\nserver %s\n%s%s%s",
+	    endpoint, server, workspace != NULL ? "workspace " : "",
+	    workspace != NULL ? workspace : "", workspace != NULL ? "\n" : "");
 	rc = keys_publish(path, text, 0600, 1);
 	free(text);
 	free(path);
@@ -534,7 +550,7 @@ keys_remote_save(const char *home, const char *name, const char *endpoint,
 /* keys_remote_load - a saved remote. */
 int
 keys_remote_load(const char *home, const char *name, char **endpointp,
-    char server[ZSOCK_KEY_Z85 + 1], struct buf *why)
+    char server[ZSOCK_KEY_Z85 + 1], char **workspacep, struct buf *why)
 {
 	char text[KEYS_FILE_MAX], *path, *nl;
 	const char *p, *end;
@@ -542,6 +558,8 @@ keys_remote_load(const char *home, const char *name, char **endpointp,
 	int rc;
 
 	*endpointp = NULL;
+	if (workspacep != NULL)
+		*workspacep = NULL;
 	if (!keys_name_ok(name)) {
 		keys_why(why, "\"%.64s\" is not a remote's name", name);
 		return -SHIRO_ERR_INVAL;
@@ -570,13 +588,35 @@ keys_remote_load(const char *home, const char *name, char **endpointp,
 	}
 	*endpointp = xstrdup(p);
 	p = nl + 1;
-	if (zsock_key_field(&p, end, "server ", server) < 0 || p != end) {
+	if (zsock_key_field(&p, end, "server ", server) < 0) {
 		keys_why(why, "%s: a bad server key", path);
-		free(*endpointp);
-		*endpointp = NULL;
-		goto out;
+		goto bad;
+	}
+	/* An optional last line: the workspace, a path on shirod's side. */
+	if (p != end) {
+		nl = memchr(p, '\n', (size_t)(end - p));
+		if ((size_t)(end - p) < 10 ||
+		    strncmp(p, "workspace ", 10) != 0 || nl == NULL ||
+		    nl + 1 != end) {
+			keys_why(why, "%s: not a saved remote", path);
+			goto bad;
+		}
+		*nl = '\0';
+		if (!keys_workspace_ok(p + 10)) {
+			keys_why(why,
+			    "%s: a bad workspace (an absolute path, at most "
+			    "%d bytes, no control characters)",
+			    path, KEYS_WORKSPACE_MAX);
+			goto bad;
+		}
+		if (workspacep != NULL)
+			*workspacep = xstrdup(p + 10);
 	}
 	rc = 0;
+	goto out;
+bad:
+	free(*endpointp);
+	*endpointp = NULL;
 out:
 	free(path);
 	return rc;

@@ -37,6 +37,7 @@
 #include "proto/zsock.h"
 
 #define KEYS_NAME_MAX 24 /* bytes of a key's or a remote's name */
+#define KEYS_WORKSPACE_MAX 4096 /* bytes of a remote's workspace path */
 #define KEYS_MAX 256 /* keys listed in one directory at most */
 #define KEYS_FP_LEN 24 /* "sha256:" and 16 hex digits, with the NUL */
 
@@ -117,20 +118,28 @@ int keys_revoke(const char *dir, const char *name);
 void keys_fingerprint(
     const unsigned char bin[ZSOCK_KEY_BIN], char out[KEYS_FP_LEN]);
 
+/* keys_workspace_ok - whether ws may be a remote's workspace: an
+ * absolute path of at most KEYS_WORKSPACE_MAX bytes with no control
+ * character (a path on the remote's machine, never resolved here). */
+int keys_workspace_ok(const char *ws);
+
 /*
- * keys_remote_save - save remote name under home: endpoint (tcp://) and
- * the server's public key (Z85).  Replaces an earlier one of that name.
- * 0, -SHIRO_ERR_INVAL, -SHIRO_ERR_IO.
+ * keys_remote_save - save remote name under home: endpoint (tcp://),
+ * the server's public key (Z85) and the workspace its turns name (NULL:
+ * none).  Replaces an earlier one of that name.  0, -SHIRO_ERR_INVAL,
+ * -SHIRO_ERR_IO.
  */
 int keys_remote_save(const char *home, const char *name, const char *endpoint,
-    const char *server);
+    const char *server, const char *workspace);
 
 /*
  * keys_remote_load - the remote name saved under home: *endpointp
- * (malloc'd) and server.  0, -SHIRO_ERR_NOENT, -SHIRO_ERR_CORRUPT (why
- * says what is wrong), -SHIRO_ERR_INVAL (a bad name).
+ * (malloc'd), server and, when workspacep is not NULL, *workspacep
+ * (malloc'd, NULL when none was saved).  0, -SHIRO_ERR_NOENT,
+ * -SHIRO_ERR_CORRUPT (why says what is wrong), -SHIRO_ERR_INVAL (a bad
+ * name).
  */
 int keys_remote_load(const char *home, const char *name, char **endpointp,
-    char server[ZSOCK_KEY_Z85 + 1], struct buf *why);
+    char server[ZSOCK_KEY_Z85 + 1], char **workspacep, struct buf *why);
 
 #endif

@@ -58,6 +58,8 @@ usage_case --bogus
 usage_case status --bogus
 usage_case status extra
 usage_case send --kind robot hello
+usage_case --workspace /tmp status
+usage_case --workspace /tmp run -- true
 usage_case send
 usage_case -p
 usage_case zoom 1

@@ -165,6 +165,21 @@ else
 	no status_shows_usage_and_cost "$(grep -A3 usage "$tmp/status.txt" | head -c 300)"
 fi
 
+# --workspace over ipc: a relative DIR is made absolute here and names
+# the project (notes), a DIR that does not exist is refused with exit 2.
+mkdir -p "$tmp/proj"
+real=$(realpath "$tmp/proj")
+(cd "$tmp" && timeout 30 "$shiro" notes --json --workspace proj) >"$tmp/w.out" 2>"$tmp/w.err"
+rc=$?
+(cd "$tmp" && timeout 30 "$shiro" --workspace "$tmp/missing" notes) >"$tmp/w2.out" 2>"$tmp/w2.err"
+rc2=$?
+if [ $rc -eq 0 ] && grep -qF "\"$real\"" "$tmp/w.out" && [ $rc2 -eq 2 ] &&
+	grep -q -- "--workspace $tmp/missing" "$tmp/w2.err"; then
+	ok workspace_over_ipc
+else
+	no workspace_over_ipc "rc=$rc rc2=$rc2 $(head -c 300 "$tmp/w.out") $(head -c 300 "$tmp/w2.err")"
+fi
+
 # No provider at all: 4, and how to set one on stderr.
 export SHIRO_HOME=$tmp/none
 timeout 60 "$shiro" -p "anyone?" >"$tmp/n.out" 2>"$tmp/n.err"

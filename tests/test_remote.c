@@ -1523,8 +1523,254 @@ remote_worker_outlives_shirod(void)
 	rt_end();
 }
 
+/* The turns' model answers of remote_workspace_turns.  A request takes
+ * the first entry it matches, and each entry may be taken again (a
+ * retried call gets the same answer): a turn's first request matches its
+ * message, each later one the id of the call before it, which only that
+ * turn's requests hold.  So the latest turn and, in a turn, the latest
+ * step come first (a turn's view holds the earlier turns' messages).
+ * Compactions get summaries. */
+#define RT_WS_TOOL(match, id, name, input) \
+	"{'match': '" match "', 'times': -1, 'tools': [{'id': '" id \
+	"', 'name': '" name "', 'input': " input "}]}, "
+#define RT_WS_TEXT(match, text) \
+	"{'match': '" match "', 'times': -1, 'text': '" text "'}, "
+#define RT_WS_SCRIPT \
+	"{'responses': [" RT_WS_TEXT("tu-nows-write", \
+	    "NO-WS-DONE") RT_WS_TOOL("overwrite my notes", "tu-nows-write", \
+	    "write_file", "{'path': 'notes.txt', 'content': 'clobbered'}") \
+	    RT_WS_TEXT("tu-ask-bash", "ASK-TURN-DONE") RT_WS_TOOL( \
+		"tu-ask-edit", "tu-ask-bash", "bash", \
+		"{'command': 'echo started > started.txt; sleep 60; echo " \
+		"never " \
+		"> never.txt'}") RT_WS_TOOL("fix the greeting on the box", \
+		"tu-ask-edit", "edit_file", \
+		"{'path': 'notes.txt', 'old_string': 'world', " \
+		"'new_string': 'box'}") RT_WS_TEXT("tu-yolo-bash", \
+		"YOLO-TURN-DONE") RT_WS_TOOL("tu-yolo-edit", "tu-yolo-bash", \
+		"bash", "{'command': 'echo yolo-ran > ran.txt'}") \
+		RT_WS_TOOL("tu-yolo-read", "tu-yolo-edit", "edit_file", \
+		    "{'path': 'notes.txt', 'old_string': 'hello', " \
+		    "'new_string': 'howdy'}") \
+		    RT_WS_TOOL("greet the box", "tu-yolo-read", "read_file", \
+			"{'path': 'notes.txt'}") "{'match': " \
+						 "'never-in-any-request', " \
+						 "'text': 'x'}], " \
+						 "'auto': {'latency_ms': 0, " \
+						 "'marker': '----------', " \
+						 "'summary_bytes': 200, " \
+						 "'reply': 'AUTO'}}"
+
+/* rt_fifo - a FIFO at path to type into a session's stdin, held open
+ * here for writing (O_RDWR does not wait for the reader); its fd. */
+static int
+rt_fifo(const char *path)
+{
+	int fd;
+
+	(void)unlink(path);
+	CHECK(mkfifo(path, 0600) == 0);
+	fd = open(path, O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	return fd;
+}
+
+/* rt_type - type line into the session reading fd's FIFO. */
+static void
+rt_type(int fd, const char *line)
+{
+	CHECK(write(fd, line, strlen(line)) == (ssize_t)strlen(line));
+}
+
+/* rt_file_is - check that the file dir/name holds exactly want. */
+static void
+rt_file_is(const char *dir, const char *name, const char *want)
+{
+	char path[PATH_MAX], *t;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	t = tsd_read_file(path);
+	CHECKF(t != NULL && strcmp(t, want) == 0, "%s holds \"%s\", not \"%s\"",
+	    path, t != NULL ? t : "(no file)", want);
+	free(t);
+}
+
+/* rt_wait_approval - wait up to ms for approval number k (from 0) shown
+ * in the file path ("shiro: approval N:"); N, or -1. */
+static long
+rt_wait_approval(const char *path, int k, long ms)
+{
+	uint64_t end = tsd_now_ms() + (uint64_t)ms;
+	const char *tag = "shiro: approval ";
+
+	while (tsd_now_ms() < end) {
+		char *t = tsd_read_file(path), *p = t;
+		long id = -1;
+		int n = 0;
+
+		while (p != NULL && (p = strstr(p, tag)) != NULL) {
+			p += strlen(tag);
+			if (n++ == k) {
+				id = strtol(p, NULL, 10);
+				break;
+			}
+		}
+		free(t);
+		if (id > 0)
+			return id;
+		usleep(20000);
+	}
+	return -1;
+}
+
+/*
+ * A laptop's turns work in the build box's workspace, named with
+ * --workspace or saved with the remote: a -p --yolo turn reads, edits
+ * and runs a command there; a turn of an attached session asks, and a
+ * second attached session answers both approvals with /approve over
+ * tcp, then interrupts the running sleep with /interrupt, and the turn
+ * goes on.  A laptop that names no workspace sends none: its turn has
+ * no workspace (the notice says how to name one) and the directory of
+ * its own path on the build box is left alone.  Judged by the files on
+ * the broker host and the chat's tool and echo lines.
+ */
+static void
+remote_workspace_turns(void)
+{
+	struct rt_broker b = {0};
+	struct rt_worker w1;
+	char chome[512], ws[512], lap[512], ckey[ZSOCK_KEY_Z85 + 1];
+	char out[PATH_MAX], aout[PATH_MAX], bout[PATH_MAX], afifo[PATH_MAX],
+	    bfifo[PATH_MAX], path[PATH_MAX], line[64], here[PATH_MAX];
+	char shiro[PATH_MAX];
+	const char *aargv[] = {shiro, "--home", chome, "attach", b.cep,
+	    "--server-key", b.key, "--save", "box", "--workspace", ws, NULL};
+	const char *bargv[] = {shiro, "--home", chome, "attach", "box", NULL};
+	pid_t apid, bpid;
+	long id;
+	int afd, bfd;
+
+	rt_net();
+	rt_broker_start(&b, NULL);
+	rt_one_worker(&b, &w1, RT_WS_SCRIPT, NULL, "2", 20000);
+	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
+	rt_client_key(chome, ckey);
+	rt_admit(&b, "client", "laptop", ckey);
+	rt_wait_keys(b.sock, "clients", 1);
+	/* The build box's project (the namespaces share one file system:
+	 * "on the broker host" is where shirod's workers work). */
+	snprintf(ws, sizeof(ws), "%s/box-project", harness_tmpdir());
+	CHECK(mkdir(ws, 0700) == 0);
+	tsd_write(ws, "notes.txt", "hello world\n");
+	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
+
+	/* A relative --workspace means nothing on the other machine. */
+	CHECKF(rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+		   "--server-key", b.key, "-p", "--workspace", "box-project",
+		   "x", (char *)NULL) == 2,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, "absolute path"), "%s", rt_text(out));
+
+	/* -p --yolo --workspace: read, edit and a command, in ws. */
+	CHECKF(rt_shiro(chome, out, NULL, 90000, "--endpoint", b.cep,
+		   "--server-key", b.key, "-p", "--yolo", "--workspace", ws,
+		   "greet the box", (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, "YOLO-TURN-DONE"), "%s", rt_text(out));
+	rt_file_is(ws, "notes.txt", "howdy world\n");
+	rt_file_is(ws, "ran.txt", "yolo-ran\n");
+
+	/* Session A (saved as remote "box" with ws) asks; session B, the
+	 * same remote, answers and interrupts. */
+	snprintf(aout, sizeof(aout), "%s/a.out", harness_tmpdir());
+	snprintf(bout, sizeof(bout), "%s/b.out", harness_tmpdir());
+	snprintf(afifo, sizeof(afifo), "%s/a.in", harness_tmpdir());
+	snprintf(bfifo, sizeof(bfifo), "%s/b.in", harness_tmpdir());
+	afd = rt_fifo(afifo);
+	bfd = rt_fifo(bfifo);
+	snprintf(shiro, sizeof(shiro), "%s", tsd_bin("shiro"));
+	apid = rt_spawn(&rt_c, aargv, aout, afifo, NULL);
+	CHECKF(rt_wait_has(aout, "saved remote box", 30000) &&
+		rt_wait_has(aout, "attached to shirod", 30000),
+	    "%s", rt_text(aout));
+	CHECKF(rt_has(aout, "workspace is"), "%s", rt_text(aout));
+	bpid = rt_spawn(&rt_c, bargv, bout, bfifo, NULL);
+	CHECKF(rt_wait_has(bout, "attached to shirod", 30000), "%s",
+	    rt_text(bout));
+	rt_type(afd, "fix the greeting on the box\n");
+	id = rt_wait_approval(aout, 0, 60000);
+	CHECKF(id > 0, "no approval for the edit: %s", rt_text(aout));
+	CHECKF(rt_has(aout, "+box"), "%s", rt_text(aout));
+	snprintf(line, sizeof(line), "/approve %ld yes\n", id);
+	rt_type(bfd, line);
+	id = rt_wait_approval(aout, 1, 60000);
+	CHECKF(id > 0, "no approval for the command: %s", rt_text(aout));
+	snprintf(line, sizeof(line), "/approve %ld yes\n", id);
+	rt_type(bfd, line);
+	snprintf(path, sizeof(path), "%s/started.txt", ws);
+	CHECKF(rt_wait_has(path, "started", 60000),
+	    "the command did not "
+	    "start: %s",
+	    rt_text(aout));
+	rt_type(bfd, "/interrupt\n");
+	CHECKF(rt_wait_has(aout, "ASK-TURN-DONE", 60000), "%s", rt_text(aout));
+	rt_file_is(ws, "notes.txt", "howdy box\n");
+	snprintf(path, sizeof(path), "%s/never.txt", ws);
+	CHECK(access(path, F_OK) != 0);
+	rt_type(afd, "/exit\n");
+	rt_type(bfd, "/exit\n");
+	CHECK(rt_wait(apid, 20000) == 0);
+	CHECK(rt_wait(bpid, 20000) == 0);
+	close(afd);
+	close(bfd);
+	/* NOTES names the saved remote's workspace as the project. */
+	CHECKF(rt_shiro(chome, out, NULL, 20000, "--remote", "box", "notes",
+		   "--json", (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, ws), "%s", rt_text(out));
+	/* The chat's tool and echo lines: the edit and the interrupted
+	 * command, from the build box's directory. */
+	CHECKF(rt_shiro(chome, out, NULL, 20000, "--remote", "box", "log",
+		   "--json", (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, "echo started > started.txt") &&
+		rt_has(out, "interrupted"),
+	    "%s", rt_text(out));
+
+	/* No workspace: run from a directory whose path also exists on the
+	 * build box, which the laptop must not send. */
+	snprintf(lap, sizeof(lap), "%s/laptop-dir", harness_tmpdir());
+	CHECK(mkdir(lap, 0700) == 0);
+	tsd_write(lap, "notes.txt", "laptop\n");
+	CHECK(getcwd(here, sizeof(here)) != NULL);
+	CHECK(chdir(lap) == 0);
+	CHECKF(rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+		   "--server-key", b.key, "notes", (char *)NULL) == 2,
+	    "%s", rt_text(out));
+	CHECKF(rt_has(out, "--workspace DIR"), "%s", rt_text(out));
+	CHECKF(rt_shiro(chome, out, NULL, 90000, "--endpoint", b.cep,
+		   "--server-key", b.key, "-p", "--yolo", "overwrite my notes",
+		   (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	CHECK(chdir(here) == 0);
+	CHECKF(rt_has(out, "NO-WS-DONE") &&
+		rt_has(out, "the client sent no working directory") &&
+		rt_has(out, "--workspace DIR"),
+	    "%s", rt_text(out));
+	rt_file_is(lap, "notes.txt", "laptop\n");
+	/* Saving the remote again from itself keeps its workspace. */
+	CHECKF(rt_shiro(chome, out, NULL, 30000, "attach", "box", "--save",
+		   "box", (char *)NULL) == 0,
+	    "%s", rt_text(out));
+	snprintf(path, sizeof(path), "%s/remotes/box", chome);
+	snprintf(here, sizeof(here), "workspace %s\n", ws);
+	CHECKF(rt_has(path, here), "%s", rt_text(path));
+	rt_end();
+}
+
 static const struct harness_test tests[] = {
     HT_SLOW(attach_and_turn_over_tcp, 150),
+    HT_SLOW(remote_workspace_turns, 200),
     HT_SLOW(compactions_spread_over_both_workers, 150),
     HT_SLOW(local_and_remote_workers_are_one_pool, 150),
     HT_SLOW(worker_cut_off_mid_call, 180),

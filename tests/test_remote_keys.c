@@ -270,47 +270,100 @@ add_and_revoke(void)
 	buf_free(&why);
 }
 
-/* A saved remote reads back; a damaged one is refused with a reason. */
+/* A saved remote reads back, with its workspace or without; a damaged
+ * one is refused with a reason. */
 static void
 remote_saved_and_read(void)
 {
 	const char *home = harness_tmpdir();
 	char key[ZSOCK_KEY_Z85 + 1], got[ZSOCK_KEY_Z85 + 1], path[512], *ep;
+	char text[5200], *ws = NULL;
 	struct buf why = BUF_INIT;
 	struct stat st;
 
 	tk_pub(key);
 	CHECK_EQ_INT(
-	    keys_remote_save(home, "box", "tcp://10.1.2.3:7000", key), 0);
-	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, NULL), 0);
+	    keys_remote_save(home, "box", "tcp://10.1.2.3:7000", key, NULL), 0);
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, &ws, NULL), 0);
 	CHECK_EQ_STR(ep, "tcp://10.1.2.3:7000");
 	CHECK_EQ_STR(got, key);
+	CHECK(ws == NULL);
 	free(ep);
 	snprintf(path, sizeof(path), "%s/remotes/box", home);
 	CHECK(stat(path, &st) == 0);
 	CHECK_EQ_INT(st.st_mode & 0777, 0600);
-	/* Saved again: replaced. */
-	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://h:1", key), 0);
-	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, NULL), 0);
-	CHECK_EQ_STR(ep, "tcp://h:1");
-	free(ep);
+	/* Saved again, with a workspace: replaced. */
 	CHECK_EQ_INT(
-	    keys_remote_save(home, "box", "ipc:///x", key), -SHIRO_ERR_INVAL);
-	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://a b:1", key),
+	    keys_remote_save(home, "box", "tcp://h:1", key, "/srv/a b/proj"),
+	    0);
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, &ws, NULL), 0);
+	CHECK_EQ_STR(ep, "tcp://h:1");
+	CHECK_EQ_STR(ws, "/srv/a b/proj");
+	free(ep);
+	free(ws);
+	/* A caller that does not want the workspace may pass NULL. */
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, NULL, NULL), 0);
+	free(ep);
+	CHECK_EQ_INT(keys_remote_save(home, "box", "ipc:///x", key, NULL),
+	    -SHIRO_ERR_INVAL);
+	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://a b:1", key, NULL),
+	    -SHIRO_ERR_INVAL);
+	CHECK_EQ_INT(keys_remote_save(home, "b/x", "tcp://h:1", key, NULL),
+	    -SHIRO_ERR_INVAL);
+	/* A workspace must be absolute, without control characters, and
+	 * not over the limit. */
+	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://h:1", key, "rel"),
 	    -SHIRO_ERR_INVAL);
 	CHECK_EQ_INT(
-	    keys_remote_save(home, "b/x", "tcp://h:1", key), -SHIRO_ERR_INVAL);
-	CHECK_EQ_INT(
-	    keys_remote_load(home, "none", &ep, got, NULL), -SHIRO_ERR_NOENT);
+	    keys_remote_save(home, "box", "tcp://h:1", key, "/a\nserver x"),
+	    -SHIRO_ERR_INVAL);
+	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://h:1", key, ""),
+	    -SHIRO_ERR_INVAL);
+	memset(text, 'w', KEYS_WORKSPACE_MAX + 1);
+	text[0] = '/';
+	text[KEYS_WORKSPACE_MAX + 1] = '\0';
+	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://h:1", key, text),
+	    -SHIRO_ERR_INVAL);
+	text[KEYS_WORKSPACE_MAX] = '\0';
+	CHECK_EQ_INT(keys_remote_save(home, "box", "tcp://h:1", key, text), 0);
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, &ws, NULL), 0);
+	CHECK_EQ_INT((int)strlen(ws), KEYS_WORKSPACE_MAX);
+	free(ep);
+	free(ws);
+	CHECK_EQ_INT(keys_remote_load(home, "none", &ep, got, NULL, NULL),
+	    -SHIRO_ERR_NOENT);
 	tk_write(
 	    path, "shiro-remote/1\nendpoint tcp://h:1\nserver short\n", 0600);
-	CHECK_EQ_INT(
-	    keys_remote_load(home, "box", &ep, got, &why), -SHIRO_ERR_CORRUPT);
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, NULL, &why),
+	    -SHIRO_ERR_CORRUPT);
 	CHECK(ep == NULL);
 	CHECK(why.data != NULL && strstr(why.data, "server key") != NULL);
 	tk_write(path, "endpoint tcp://h:1\n", 0600);
-	CHECK_EQ_INT(
-	    keys_remote_load(home, "box", &ep, got, NULL), -SHIRO_ERR_CORRUPT);
+	CHECK_EQ_INT(keys_remote_load(home, "box", &ep, got, NULL, NULL),
+	    -SHIRO_ERR_CORRUPT);
+	/* A damaged workspace line: relative, unterminated, another word,
+	 * a line after it. */
+	{
+		static const char *const bad[] = {"workspace rel\n",
+		    "workspace /a", "workdir /a\n", "workspace /a\nmore\n",
+		    "workspace \n"};
+		size_t k;
+
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			snprintf(text, sizeof(text),
+			    "shiro-remote/1\nendpoint tcp://h:1\nserver "
+			    "%s\n%s",
+			    key, bad[k]);
+			tk_write(path, text, 0600);
+			buf_reset(&why);
+			ws = NULL;
+			CHECKF(keys_remote_load(home, "box", &ep, got, &ws,
+				   &why) == -SHIRO_ERR_CORRUPT,
+			    "bad workspace line %zu was read", k);
+			CHECK(ep == NULL && ws == NULL);
+			CHECK(why.data != NULL);
+		}
+	}
 	buf_free(&why);
 }
 
