@@ -165,7 +165,8 @@ demo: plan-demo
 run: build-all
 	$(BUILD)/shiro
 
-# install: shiro and shirod in bin, the programs they run in
+# install: shiro, shirod and shiro-worker (a worker on another machine,
+# docs/remote.md) in bin, the programs they run in
 # libexec/shiro (they find one another from their own place, see
 # proto/path.h), the man pages and a systemd user unit for shirod.
 PREFIX ?= /usr/local
@@ -173,7 +174,7 @@ BINDIR := $(PREFIX)/bin
 LIBEXECDIR := $(PREFIX)/libexec/shiro
 MAN1DIR := $(PREFIX)/share/man/man1
 UNITDIR := $(PREFIX)/lib/systemd/user
-INSTALL_BINS := shiro shirod
+INSTALL_BINS := shiro shirod shiro-worker
 INSTALL_LIBEXEC := shiro-client shiro-store shiro-jail shiro-tool-worker \
 	shiro-fs-worker shiro-model-worker shiro-plan
 INSTALL_MAN1 := docs/man/shiro.1 docs/man/shirod.1

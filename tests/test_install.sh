@@ -53,7 +53,7 @@ else
 fi
 p=$dest/usr/local
 bad=""
-for f in bin/shiro bin/shirod libexec/shiro/shiro-client libexec/shiro/shiro-store \
+for f in bin/shiro bin/shirod bin/shiro-worker libexec/shiro/shiro-client libexec/shiro/shiro-store \
 	libexec/shiro/shiro-jail libexec/shiro/shiro-tool-worker libexec/shiro/shiro-fs-worker \
 	libexec/shiro/shiro-model-worker libexec/shiro/shiro-plan; do
 	[ -x "$p/$f" ] || bad="$bad [$f]"
@@ -98,6 +98,9 @@ echo "x" >"$tmp/f.txt"
 run_installed "$p" tool read_file '{"path":"f.txt"}' --workspace "$tmp" >"$tmp/tool.out" 2>&1 ||
 	why="$why [tool: $(head -c 200 "$tmp/tool.out")]"
 run_installed "$p" stop >/dev/null 2>&1 || why="$why [stop]"
+# The remote worker's launcher runs from bin (its key pair made on first use).
+key=$(env -i PATH=/usr/bin:/bin HOME="$tmp" "$p/bin/shiro-worker" --show-key --home "$tmp/wk" 2>&1)
+[ ${#key} -eq 40 ] || why="$why [shiro-worker --show-key: $key]"
 if [ -z "$why" ]; then ok installed_helpers_come_from_libexec; else no installed_helpers_come_from_libexec "$why"; fi
 
 # The man pages render, without a warning.
