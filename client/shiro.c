@@ -738,6 +738,24 @@ out:
 	return rc;
 }
 
+/*
+ * shiro_local_only - run and tool work in this machine's jail: with a
+ * remote shirod named (--remote, or a tcp:// endpoint) they would do
+ * something else than asked, so they are refused; 2, or -1 to go on.
+ */
+static int
+shiro_local_only(const struct shiro *s, const char *cmd)
+{
+	if (s->remote == NULL &&
+	    (s->endpoint == NULL || strncmp(s->endpoint, "tcp://", 6) != 0))
+		return -1;
+	return shiro_usage_error(cmd,
+	    "%s uses the jail of this machine and cannot run on a remote "
+	    "shirod (%s): ask a turn instead, whose tools work in the build "
+	    "box's workspace (docs/remote.md)",
+	    cmd, s->remote != NULL ? s->remote : s->endpoint);
+}
+
 /* shiro_run_run - shiro run [--net] [--workspace DIR] [--timeout S] --. */
 static int
 shiro_run_run(struct shiro *s, int argc, char **argv)
@@ -753,6 +771,8 @@ shiro_run_run(struct shiro *s, int argc, char **argv)
 	shiro_pass_add(&p, NULL);
 	rc = shiro_parse(
 	    s, shiro_find("run"), argc, argv, opts, shiro_pass_opt, &p, 1);
+	if (rc < 0)
+		rc = shiro_local_only(s, "run");
 	if (rc >= 0)
 		goto out;
 	if (optind >= argc) {
@@ -839,6 +859,8 @@ shiro_run_tool(struct shiro *s, int argc, char **argv)
 
 	rc = shiro_parse(
 	    s, shiro_find("tool"), argc, argv, opts, shiro_tool_opt, &ws, 0);
+	if (rc < 0)
+		rc = shiro_local_only(s, "tool");
 	if (rc >= 0)
 		goto out;
 	shiro_pass_add(&p, NULL);

@@ -60,6 +60,10 @@ usage_case status extra
 usage_case send --kind robot hello
 usage_case --workspace /tmp status
 usage_case --workspace /tmp run -- true
+# run and tool use this machine's jail: never with a remote shirod named.
+usage_case --remote box run -- true
+usage_case --endpoint tcp://127.0.0.1:9 run -- true
+usage_case --endpoint tcp://127.0.0.1:9 tool read_file '{"path":"a"}'
 usage_case send
 usage_case -p
 usage_case zoom 1
