@@ -2,8 +2,9 @@
  * test_model_units - the model worker's pure parts alone: the server-sent
  * events parser (line ends, pieces of any size, the byte order mark,
  * comments, the cap), the retry policy (statuses, headers, dates, the
- * backoff and its jitter), a compaction's tries (D9) and the bodies'
- * JSON writer (byte for byte jansson's compact form).
+ * backoff and its jitter), a compaction's tries (D9), the bodies'
+ * JSON writer (byte for byte jansson's compact form) and the Responses
+ * wire's bound on output_index.
  */
 #include <jansson.h>
 #include <stdlib.h>
@@ -15,6 +16,7 @@
 #include "proto/utf8.h"
 #include "tests/harness.h"
 #include "workers/model/mjson.h"
+#include "workers/model/model.h"
 #include "workers/model/retry.h"
 #include "workers/model/sse.h"
 #include "workers/model/tries.h"
@@ -387,6 +389,61 @@ mjson_dump_is_janssons(void)
 	buf_free(&out);
 }
 
+/* wire_event - an SSE event to the Responses decoder. */
+static int
+wire_event(void *arg, const char *name, const char *d, size_t len)
+{
+	return model_wire_responses.event(arg, name, d, len);
+}
+
+/* no_delta - deltas are not looked at here. */
+static void
+no_delta(void *arg, bool thinking, const char *s, size_t n)
+{
+	(void)arg;
+	(void)thinking;
+	(void)s;
+	(void)n;
+}
+
+/* An output_index past 65535 is a clear failure, not a part's key that
+ * overflows (the fuzzer's 444444444444444440 did, signed, in RS_KEY);
+ * 65535 itself is taken. */
+static void
+responses_bounds_output_index(void)
+{
+	static const char *const huge[] = {
+	    "data: {\"type\":\"response.output_item.added\","
+	    "\"output_index\":444444444444444440,\"item\":{\"type\":"
+	    "\"reasoning\",\"id\":\"rs_1\"}}\n\n",
+	    "data: {\"type\":\"response.output_text.delta\","
+	    "\"output_index\":65536,\"content_index\":0,\"delta\":\"x\"}"
+	    "\n\n"};
+	const char *fine = "data: {\"type\":\"response.output_text.delta\","
+			   "\"output_index\":65535,\"content_index\":0,"
+			   "\"delta\":\"x\"}\n\n";
+	struct model_stream st;
+	struct sse p;
+	size_t k;
+
+	for (k = 0; k < 2; k++) {
+		model_stream_init(&st, "openai-responses", no_delta, NULL);
+		sse_init(&p, 1u << 20, wire_event, &st);
+		CHECKF(
+		    sse_feed(&p, huge[k], strlen(huge[k])) == -SHIRO_ERR_PROTO,
+		    "case %zu was taken", k);
+		CHECKF(
+		    strstr(st.why, "65535") != NULL, "case %zu: %s", k, st.why);
+		sse_free(&p);
+		model_reply_free(&st.reply);
+	}
+	model_stream_init(&st, "openai-responses", no_delta, NULL);
+	sse_init(&p, 1u << 20, wire_event, &st);
+	CHECKF(sse_feed(&p, fine, strlen(fine)) == 0, "%s", st.why);
+	sse_free(&p);
+	model_reply_free(&st.reply);
+}
+
 static const struct harness_test tests[] = {
     HT(sse_frames_events),
     HT(sse_caps_lines_and_events),
@@ -398,6 +455,7 @@ static const struct harness_test tests[] = {
     HT(tries_follow_d9),
     HT(tries_cut_and_line),
     HT(mjson_dump_is_janssons),
+    HT(responses_bounds_output_index),
 };
 
 HARNESS_MAIN(tests)

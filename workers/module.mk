@@ -98,11 +98,9 @@ $(BUILD)/tests/test_model_faults: $(BUILD)/tests/test_model_faults.o \
 	$(link)
 TESTS += $(BUILD)/tests/test_model_units
 OBJS += $(BUILD)/tests/test_model_units.o
-$(BUILD)/tests/test_model_units: LDLIBS += -lm $(LIBS_JSON)
+$(BUILD)/tests/test_model_units: LDLIBS += -lm $(LIBS_JSON) $(LIBS_ZMQ)
 $(BUILD)/tests/test_model_units: $(BUILD)/tests/test_model_units.o \
-    $(BUILD)/workers/model/sse.o $(BUILD)/workers/model/retry.o \
-    $(BUILD)/workers/model/tries.o $(BUILD)/workers/model/mjson.o \
-    $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB)
+    $(MODEL_CORE) $(HARNESS_OBJ) $(PROTO_LIB) $(UTIL_LIB)
 	$(link)
 
 # make bench: compaction throughput and CANCEL latency at the worker.

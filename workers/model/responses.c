@@ -26,7 +26,17 @@
 
 /* A part's key: the output item's index, and the content's within it. */
 #define RS_KEY(out, sub) ((long)(out)*1024 + (long)(sub))
+/* The largest output_index taken: a reply has a few items, and a part's
+ * key (RS_KEY) must not overflow (the fuzzer sent 444444444444444440). */
+#define RS_OUT_MAX 65535
 #define RS_REFUSAL 1 /* st->state bit: a refusal came */
+
+/* rs_out - ev's output_index, when it is there and at most RS_OUT_MAX. */
+static bool
+rs_out(const json_t *ev, uint64_t *outp)
+{
+	return mjson_uint(ev, "output_index", outp) && *outp <= RS_OUT_MAX;
+}
 
 /* rs_message - an empty message item of role. */
 static json_t *
@@ -273,9 +283,10 @@ rs_item_added(struct model_stream *st, const json_t *ev)
 	uint64_t out;
 	size_t n;
 
-	if (!mjson_uint(ev, "output_index", &out) || type == NULL)
+	if (!rs_out(ev, &out) || type == NULL)
 		return model_stream_fail(st, true,
-		    "response.output_item.added without output_index or type");
+		    "response.output_item.added without type or an "
+		    "output_index up to 65535");
 	if (strcmp(type, "function_call") == 0) {
 		p = rs_part(st, MODEL_P_TOOL_USE, RS_KEY(out, 0));
 		if (p == NULL)
@@ -307,9 +318,10 @@ rs_item_done(struct model_stream *st, const json_t *ev)
 	uint64_t out;
 	size_t n, k;
 
-	if (!mjson_uint(ev, "output_index", &out) || type == NULL)
+	if (!rs_out(ev, &out) || type == NULL)
 		return model_stream_fail(st, true,
-		    "response.output_item.done without output_index or type");
+		    "response.output_item.done without type or an output_index "
+		    "up to 65535");
 	if (strcmp(type, "function_call") == 0) {
 		p = model_reply_find(&st->reply, RS_KEY(out, 0));
 		if (p == NULL || p->type != MODEL_P_TOOL_USE)
@@ -353,6 +365,8 @@ rs_item_done(struct model_stream *st, const json_t *ev)
 		{
 			const char *ct = mjson_str(x, "type", NULL);
 
+			if (k >= 1024)
+				break;
 			if (ct == NULL || strcmp(ct, "output_text") != 0 ||
 			    (s = mjson_str(x, "text", &n)) == NULL)
 				continue;
@@ -380,10 +394,9 @@ rs_delta(struct model_stream *st, const json_t *ev, enum model_ptype type,
 	const char *s;
 	size_t n;
 
-	if (!mjson_uint(ev, "output_index", &out) ||
-	    (s = mjson_str(ev, "delta", &n)) == NULL)
-		return model_stream_fail(
-		    st, true, "a delta without output_index or delta");
+	if (!rs_out(ev, &out) || (s = mjson_str(ev, "delta", &n)) == NULL)
+		return model_stream_fail(st, true,
+		    "a delta without delta or an output_index up to 65535");
 	if (by_content)
 		mjson_uint(ev, "content_index", &sub);
 	if (sub >= 1024)
@@ -499,7 +512,7 @@ rs_event(
 		uint64_t out;
 
 		/* Summary parts after the first are set apart. */
-		if (mjson_uint(ev, "output_index", &out) &&
+		if (rs_out(ev, &out) &&
 		    (p = model_reply_find(&st->reply, RS_KEY(out, 0))) !=
 			NULL &&
 		    p->type == MODEL_P_THINKING && p->text.len > 0)
