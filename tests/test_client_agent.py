@@ -18,14 +18,15 @@ lines for tests/run.
 
 import json
 import os
-import pty
-import select
 import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptysession import Session as _Session, wait_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -43,58 +44,10 @@ for k in ("SHIRO_ENDPOINT", "SHIRO_LIBEXEC", "MAKEFLAGS", "MFLAGS",
 started = []  # pids this test started
 
 
-def wait_for(cond, secs):
-    """wait_for - poll cond every 50 ms for at most secs; its last value."""
-    end = time.time() + secs
-    while True:
-        v = cond()
-        if v or time.time() >= end:
-            return v
-        time.sleep(0.05)
-
-
-class Session:
-    """A program on the slave side of a pty; everything it prints is kept."""
-
-    def __init__(self, argv, cwd):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            os.chdir(cwd)
-            os.execve(argv[0], argv, ENV)
-        started.append(self.pid)
-        self.out = b""
-
-    def pump(self, secs):
-        r, _, _ = select.select([self.fd], [], [], secs)
-        if r:
-            try:
-                self.out += os.read(self.fd, 65536)
-            except OSError:
-                return False
-        return True
-
-    def expect(self, needle, secs, since=0):
-        """expect - wait until needle shows after offset since; where it
-        ends, or None."""
-        end = time.time() + secs
-        while True:
-            k = self.out.find(needle, since)
-            if k >= 0:
-                return k + len(needle)
-            if time.time() >= end:
-                return None
-            self.pump(0.1)
-
-    def send(self, data):
-        os.write(self.fd, data)
-
-    def kill(self):
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except OSError:
-            pass
-        os.close(self.fd)
+def Session(argv, cwd=None):
+    """Session - argv under a pty (tests/ptysession.py) with this test's
+    environment, its pid kept for the cleanup."""
+    return _Session(argv, ENV, cwd, started)
 
 
 def shiro(*args, timeout=60):

@@ -28,7 +28,6 @@ lines for tests/run.
 
 import json
 import os
-import pty
 import re
 import select
 import shutil
@@ -37,6 +36,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ptysession import Session as _Session, wait_for  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -53,6 +55,12 @@ for k in ("SHIRO_ENDPOINT", "SHIRO_LIBEXEC", "MAKEFLAGS", "MFLAGS",
     ENV.pop(k, None)
 
 started = []  # pids of daemons and sessions this test started
+
+
+def Session(argv, cwd=None):
+    """Session - argv under a pty (tests/ptysession.py) with this test's
+    environment, its pid kept for the cleanup."""
+    return _Session(argv, ENV, cwd, started)
 
 
 def ok(name):
@@ -89,87 +97,6 @@ def log_texts():
         raise RuntimeError("log: rc=%d %r" % (rc, err[-200:]))
     daemon_pid()  # log starts one when none runs: note it for cleanup
     return [m["text"] for m in json.loads(out)["log"]]
-
-
-def wait_for(cond, secs):
-    """wait_for - poll cond every 50 ms for at most secs; its last value."""
-    end = time.time() + secs
-    while True:
-        v = cond()
-        if v or time.time() >= end:
-            return v
-        time.sleep(0.05)
-
-
-class Session:
-    """A program on the slave side of a pty; everything it prints is kept."""
-
-    def __init__(self, argv, cwd=None):
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:
-            if cwd:
-                os.chdir(cwd)
-            os.execve(argv[0], argv, ENV)
-        started.append(self.pid)
-        self.out = b""
-        self.status = None
-
-    def pump(self, secs):
-        r, _, _ = select.select([self.fd], [], [], secs)
-        if r:
-            try:
-                data = os.read(self.fd, 65536)
-            except OSError:
-                data = b""
-            self.out += data
-            return bool(data)
-        return True
-
-    def expect(self, pattern, secs, since=0):
-        """expect - wait until pattern (bytes or compiled regex) shows in
-        the output after offset since; the match, or None."""
-        end = time.time() + secs
-        while True:
-            tail = self.out[since:]
-            m = pattern.search(tail) if hasattr(pattern, "search") else (
-                pattern in tail)
-            if m:
-                return m
-            if time.time() >= end or self.exited():
-                tail = self.out[since:]
-                m = pattern.search(tail) if hasattr(pattern, "search") else (
-                    pattern in tail)
-                return m or None
-            self.pump(0.1)
-
-    def send(self, data):
-        os.write(self.fd, data)
-
-    def exited(self):
-        if self.status is None:
-            p, st = os.waitpid(self.pid, os.WNOHANG)
-            if p == self.pid:
-                self.status = st
-        return self.status is not None
-
-    def wait_exit(self, secs):
-        """wait_exit - the exit code once it ended within secs, else None."""
-        end = time.time() + secs
-        while not self.exited() and time.time() < end:
-            self.pump(0.1)
-        while self.pump(0):
-            if not select.select([self.fd], [], [], 0)[0]:
-                break
-        if self.status is None:
-            return None
-        return os.waitstatus_to_exitcode(self.status)
-
-    def kill(self):
-        if not self.exited():
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-            self.status = 0
-        os.close(self.fd)
 
 
 def ours():
