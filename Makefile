@@ -141,7 +141,7 @@ format:
 DEBS := build-essential pkg-config python3 libzmq3-dev libmsgpack-dev \
 	liblmdb-dev libcurl4-openssl-dev libseccomp-dev libjansson-dev \
 	libedit-dev clang libclang-rt-14-dev clang-format cppcheck bubblewrap util-linux \
-	iproute2 procps ripgrep groff-base
+	iproute2 nftables procps ripgrep groff-base
 
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

@@ -37,6 +37,7 @@
 #include "broker.h"
 #include "out.h"
 #include "prompt.h"
+#include "runs.h"
 #include "shirod.h"
 
 /* A client refused this many messages in a row is forgotten. */
@@ -454,6 +455,7 @@ broker_begin_stop(struct broker *b, uint64_t now)
 	unsigned k;
 
 	turn_stop(b);
+	runs_stop(b);
 	/* Attached clients hear it, however the stop was asked, so they end
 	 * at once instead of waiting for a daemon stopped on purpose
 	 * (docs/client.md).  A broken store says its own reason. */
@@ -576,6 +578,7 @@ broker_close(struct broker *b)
 	free(b->jobs);
 	free(b->failed);
 	turn_free(b);
+	runs_free(b);
 	request_base_free(&b->rb);
 	gate_free(&b->gate);
 	usage_free(&b->usage);

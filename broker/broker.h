@@ -164,6 +164,11 @@ struct broker {
 	size_t nturns;
 	uint64_t turns_done;
 
+	/* A person's own tool calls (RUN, runs.h). */
+	struct runs_job *runs;
+	size_t nruns, runs_cap;
+	uint64_t runs_done;
+
 	/* SENDs of this round. */
 	struct serve_send *sends;
 	size_t nsends, sends_cap;

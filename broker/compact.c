@@ -20,6 +20,7 @@
 #include "broker.h"
 #include "out.h"
 #include "prompt.h"
+#include "runs.h"
 
 /* compact_leaf_text - the node text of a message, or NULL if too long. */
 char *
@@ -823,6 +824,10 @@ compact_result(
 		turn_result(b, w, m, now);
 		return;
 	}
+	if (runs_owns(b, id)) {
+		runs_result(b, w, m, now);
+		return;
+	}
 	j = compact_job_of(b, w, m);
 	if (j == NULL)
 		return;
@@ -869,6 +874,10 @@ compact_fail(
 		turn_fail(b, w, m, now);
 		return;
 	}
+	if (runs_owns(b, id)) {
+		runs_fail(b, w, m, now);
+		return;
+	}
 	j = compact_job_of(b, w, m);
 	if (j == NULL)
 		return;
@@ -894,6 +903,10 @@ compact_chunk(
 		return;
 	if (turn_owns(b, id)) {
 		turn_chunk(b, w, m, now);
+		return;
+	}
+	if (runs_owns(b, id)) {
+		runs_chunk(b, w, m);
 		return;
 	}
 	j = compact_find(b, id);
@@ -981,6 +994,8 @@ compact_requeue(struct broker *b, uint64_t job)
 	size_t k;
 
 	if (slot < 0)
+		slot = runs_slot(b, job);
+	if (slot < 0)
 		return;
 	for (k = 0; k < b->njobs; k++) {
 		j = &b->jobs[k];
@@ -992,6 +1007,7 @@ compact_requeue(struct broker *b, uint64_t job)
 		j->worker = -1;
 	}
 	turn_lost(b, slot, timer_now());
+	runs_lost(b, slot, timer_now());
 }
 
 /* compact_retry - every failed node is ready again. */

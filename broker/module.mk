@@ -48,7 +48,7 @@ SHIROD_SRCS := broker/config.c broker/timer.c broker/pool.c broker/out.c \
 	broker/supervise.c broker/zap.c broker/remote.c broker/secret.c \
 	broker/lograte.c \
 	broker/procstat.c broker/provider.c broker/prompt.c broker/request.c \
-	broker/gate.c broker/usage.c broker/turn.c broker/call.c \
+	broker/gate.c broker/usage.c broker/turn.c broker/call.c broker/runs.c \
 	broker/doctor.c broker/notes.c
 SHIROD_OBJS := $(SHIROD_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(SHIROD_OBJS)

@@ -24,6 +24,7 @@
 #include "notes.h"
 #include "out.h"
 #include "provider.h"
+#include "runs.h"
 
 /* The most text bytes a "message" event carries. */
 #define SERVE_EVENT_TEXT 4096
@@ -530,6 +531,8 @@ void
 serve_turns(struct broker *b, uint64_t now)
 {
 	turn_tick(b, now);
+	if (b->nruns > 0)
+		runs_kick(b, now);
 }
 
 /* serve_providers - the providers in the status: never a key, only
@@ -634,6 +637,15 @@ serve_status(struct broker *b, struct msg_val *doc)
 	msg_val_set_int(v, "ceiling", (int64_t)b->cfg.memory.cceiling);
 	msg_val_set_int(v, "floor", (int64_t)b->cfg.memory.cfloor);
 	msg_val_set_int(doc, "unbuilt", (int64_t)plan_unbuilt(b->plan));
+	{
+		unsigned waiting, running;
+
+		runs_count(b, &waiting, &running);
+		v = msg_val_set_map(doc, "runs");
+		msg_val_set_int(v, "waiting", waiting);
+		msg_val_set_int(v, "running", running);
+		msg_val_set_int(v, "done", (int64_t)b->runs_done);
+	}
 	msg_val_set_int(
 	    doc, "in_flight", (int64_t)(b->njobs - compact_waiting(b)));
 	v = msg_val_set_map(doc, "queues");
@@ -885,6 +897,16 @@ serve_log(struct broker *b, const struct msg *m, struct msg_val *doc)
 	msg_val_set_bool(doc, "truncated", truncated != 0);
 }
 
+/* serve_is_run - whether INTERRUPT m is for a RUN (what "run"). */
+static int
+serve_is_run(const struct msg *m)
+{
+	const char *what = NULL;
+
+	return msg_get_str(m, "what", &what, NULL) == 0 &&
+	    strcmp(what, "run") == 0;
+}
+
 /* serve_client - handle one message from a client (takes *mp). */
 void
 serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
@@ -960,17 +982,23 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		break;
 	case MSG_APPROVE:
 	case MSG_INTERRUPT:
+	case MSG_RUN:
 		/* A person at an attached client decides (as for STOP): one
 		 * that said HELLO on this connection. */
 		if (cl == NULL || !cl->attached) {
 			out_error(b, from, rid, "hello",
 			    "only an attached client may %s: say HELLO first",
 			    t == MSG_APPROVE ? "answer an approval"
+			    : t == MSG_RUN   ? "run a tool"
 					     : "interrupt a turn");
 			break;
 		}
 		if (t == MSG_APPROVE)
 			turn_approve(b, from, cl->name, rid, m, timer_now());
+		else if (t == MSG_RUN)
+			runs_request(b, from, cl, rid, m, timer_now());
+		else if (serve_is_run(m))
+			runs_interrupt(b, from, rid, m, timer_now());
 		else
 			turn_interrupt(b, from, rid, m, timer_now());
 		break;

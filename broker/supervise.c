@@ -14,6 +14,7 @@
 #include "proto/xmalloc.h"
 
 #include "broker.h"
+#include "runs.h"
 
 /* supervise_peer - the permission-table row of slot w's role. */
 static enum msg_peer
@@ -300,6 +301,7 @@ supervise_tick(struct broker *b, uint64_t now)
 	/* A workspace's tool and fs workers stop once idle for a while. */
 	(void)pool_retire_idle(&b->pool, now, b->cfg.turns.workspace_idle_ms);
 	compact_overdue(b, now);
+	runs_tick(b, now);
 	hb = msg_new(MSG_HEARTBEAT);
 	for (k = 0; k < b->pool.n; k++) {
 		struct pool_worker *w = &b->pool.w[k];

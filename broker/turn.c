@@ -852,44 +852,49 @@ turn_limit_end(
 	turn_end(b, "limit", why);
 }
 
-/* turn_resolve_workspace - the turn's workspace from the SEND's cwd: an
- * existing directory, resolved, neither / nor inside the chat's home
- * (the workers hide the home: no tool could reach it, and the chat is no
- * place for the model's edits). */
-static void
-turn_resolve_workspace(struct broker *b, struct turn *t, const char *cwd)
+/* turn_workspace - the workspace cwd names (see turn.h). */
+char *
+turn_workspace(const struct broker *b, const char *cwd, char **whyp)
 {
 	char real[PATH_MAX], home[PATH_MAX];
 	struct stat st;
 	size_t n;
 
+	*whyp = NULL;
 	if (cwd == NULL || cwd[0] == '\0') {
-		t->ws_why = xstrdup("the client sent no working directory");
-		return;
+		*whyp = xstrdup("the client sent no working directory");
+		return NULL;
 	}
 	if (cwd[0] != '/' || realpath(cwd, real) == NULL ||
 	    stat(real, &st) != 0 || !S_ISDIR(st.st_mode)) {
-		t->ws_why =
+		*whyp =
 		    xasprintf("%.200s is not a directory shirod can find", cwd);
-		return;
+		return NULL;
 	}
 	if (strcmp(real, "/") == 0) {
-		t->ws_why = xstrdup(
+		*whyp = xstrdup(
 		    "the working directory is /, which is no workspace");
-		return;
+		return NULL;
 	}
 	if (realpath(b->cfg.home, home) == NULL)
 		snprintf(home, sizeof(home), "%s", b->cfg.home);
 	n = strlen(home);
 	if (strncmp(real, home, n) == 0 &&
 	    (real[n] == '\0' || real[n] == '/')) {
-		t->ws_why =
+		*whyp =
 		    xasprintf("%.200s is inside the chat's home %.200s, "
 			      "which the workers hide",
 			real, home);
-		return;
+		return NULL;
 	}
-	t->workspace = xstrdup(real);
+	return xstrdup(real);
+}
+
+/* turn_resolve_workspace - the turn's workspace from the SEND's cwd. */
+static void
+turn_resolve_workspace(struct broker *b, struct turn *t, const char *cwd)
+{
+	t->workspace = turn_workspace(b, cwd, &t->ws_why);
 }
 
 /* turn_begin_calls - the view settled (or its time is up): render it and
@@ -1819,7 +1824,7 @@ turn_interrupt(struct broker *b, const struct msg_ident *from, uint64_t rid,
 	whole = strcmp(what, "turn") == 0;
 	if (!whole && strcmp(what, "command") != 0) {
 		out_error(b, from, rid, "interrupt",
-		    "what is command or turn, not \"%.8s\"", what);
+		    "what is command, turn or run, not \"%.8s\"", what);
 		return;
 	}
 	if (t == NULL || t->state == TURN_DONE ||

@@ -126,6 +126,15 @@ void turn_lost(struct broker *b, int slot, uint64_t now);
  * fails the turn; tool calls and approvals past theirs end. */
 void turn_overdue(struct broker *b, uint64_t now);
 
+/*
+ * turn_workspace - the workspace a client's cwd names: an existing
+ * directory, resolved, neither / nor inside the chat's home (the
+ * workers hide the home: no tool could reach it, and the chat is no
+ * place for the model's edits).  The resolved path (caller frees), or
+ * NULL with *whyp saying why (caller frees).
+ */
+char *turn_workspace(const struct broker *b, const char *cwd, char **whyp);
+
 /* turn_stop - shirod stops: the turn ends with code stopping. */
 void turn_stop(struct broker *b);
 

@@ -5,7 +5,8 @@
 CLIENT_LIB := $(BUILD)/libshiroclient.a
 CLIENT_SRCS := client/attach.c client/cmd.c client/conn.c client/daemon.c \
 	client/edit.c client/helper.c client/hist.c client/json_out.c \
-	client/project.c client/remote.c client/render.c client/turn.c \
+	client/project.c client/remote.c client/render.c client/run.c \
+	client/turn.c \
 	client/usage.c
 CLIENT_OBJS := $(CLIENT_SRCS:%.c=$(BUILD)/%.o)
 OBJS += $(CLIENT_OBJS) $(BUILD)/client/shiro.o

@@ -50,10 +50,14 @@ remote_resolve(struct shiro *s)
 	rc = keys_remote_load(
 	    s->home, s->remote, &endpoint, server, &s->remote_ws, &why);
 	if (rc < 0) {
-		rc = remote_fail(SHIRO_EXIT_USAGE, "--remote", "%s%s",
+		rc = remote_fail(SHIRO_EXIT_USAGE, "--remote", "%s%s%s",
 		    rc == -SHIRO_ERR_NOENT ? "no remote saved under that name: "
 					   : "",
-		    why.data != NULL ? why.data : err_str(rc));
+		    why.data != NULL ? why.data : err_str(rc),
+		    rc == -SHIRO_ERR_NOENT
+			? " ('shiro attach tcp://HOST:PORT --server-key KEY "
+			  "--save NAME' saves one; see 'shiro attach --help')"
+			: "");
 		buf_free(&why);
 		return rc;
 	}

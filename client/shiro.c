@@ -19,13 +19,17 @@
 #include "proto/buf.h"
 #include "proto/log.h"
 #include "proto/msg.h"
+#include "proto/keys.h"
 #include "proto/path.h"
+#include "proto/utf8.h"
 #include "proto/xmalloc.h"
 
 #include "attach.h"
 #include "cmd.h"
 #include "helper.h"
+#include "json_out.h"
 #include "remote.h"
+#include "run.h"
 #include "shiro.h"
 
 #define SHIRO_VERSION "0.1"
@@ -738,23 +742,104 @@ out:
 	return rc;
 }
 
+/* shiro_is_remote - whether s names a shirod on another machine
+ * (--remote, or a tcp:// endpoint): run and tool then go to it. */
+static int
+shiro_is_remote(const struct shiro *s)
+{
+	return s->remote != NULL ||
+	    (s->endpoint != NULL && strncmp(s->endpoint, "tcp://", 6) == 0);
+}
+
+#ifndef SHIRO_FRONT
+/* shiro_remote_ws - the workspace on shirod's machine for run or tool:
+ * the command's --workspace, else the saved remote's; NULL after saying
+ * what to give. */
+static const char *
+shiro_remote_ws(const struct shiro *s, const char *cmd, const char *ws)
+{
+	if (ws == NULL)
+		ws = s->remote_ws;
+	if (ws == NULL) {
+		(void)shiro_usage_error(cmd,
+		    "name the directory on shirod's machine to %s in: "
+		    "--workspace DIR (an absolute path there), or save it "
+		    "with the remote (shiro attach ... --save NAME "
+		    "--workspace DIR)",
+		    strcmp(cmd, "run") == 0 ? "run the command" : "call the tool");
+		return NULL;
+	}
+	if (!keys_workspace_ok(ws)) {
+		(void)shiro_usage_error(cmd,
+		    "--workspace names a directory on shirod's machine: give "
+		    "its absolute path (at most %d bytes, no control "
+		    "characters)",
+		    KEYS_WORKSPACE_MAX);
+		return NULL;
+	}
+	return ws;
+}
+
 /*
- * shiro_local_only - run and tool work in this machine's jail: with a
- * remote shirod named (--remote, or a tcp:// endpoint) they would do
- * something else than asked, so they are refused; 2, or -1 to go on.
+ * shiro_run_remote - shiro run against another machine's shirod: the
+ * words after -- as one bash command line in the workspace there, with
+ * --timeout S (1..600, default 120, the bash tool's).  There is no
+ * network in that jail, as for its turns' commands: --net is refused.
  */
 static int
-shiro_local_only(const struct shiro *s, const char *cmd)
+shiro_run_remote(struct shiro *s, const struct shiro_pass *p, int argc,
+    char **argv)
 {
-	if (s->remote == NULL &&
-	    (s->endpoint == NULL || strncmp(s->endpoint, "tcp://", 6) != 0))
-		return -1;
-	return shiro_usage_error(cmd,
-	    "%s uses the jail of this machine and cannot run on a remote "
-	    "shirod (%s): ask a turn instead, whose tools work in the build "
-	    "box's workspace (docs/remote.md)",
-	    cmd, s->remote != NULL ? s->remote : s->endpoint);
+	const char *ws = NULL, *timeout = NULL;
+	struct buf args = BUF_INIT;
+	struct json_out j;
+	char *cmdline, *end;
+	long secs = 120;
+	int k, rc;
+
+	for (k = 1; k < p->argc; k++) {
+		if (strcmp(p->argv[k], "--net") == 0)
+			return shiro_usage_error("run",
+			    "--net: a command on shirod's machine runs without "
+			    "network, as its turns' commands do");
+		if (strcmp(p->argv[k], "--workspace") == 0 && k + 1 < p->argc)
+			ws = p->argv[++k];
+		else if (strcmp(p->argv[k], "--timeout") == 0 &&
+		    k + 1 < p->argc)
+			timeout = p->argv[++k];
+	}
+	if (timeout != NULL) {
+		errno = 0;
+		secs = strtol(timeout, &end, 10);
+		if (errno != 0 || *end != '\0' || end == timeout || secs < 1 ||
+		    secs > 600)
+			return shiro_usage_error("run",
+			    "--timeout S: on shirod's machine a command runs "
+			    "1 to 600 seconds ('%s')",
+			    timeout);
+	}
+	if ((ws = shiro_remote_ws(s, "run", ws)) == NULL)
+		return SHIRO_EXIT_USAGE;
+	cmdline = run_quote(argv + optind, argc - optind);
+	if (!utf8_valid(cmdline, strlen(cmdline))) {
+		free(cmdline);
+		return shiro_usage_error("run",
+		    "the command's words must be UTF-8 text to travel to "
+		    "shirod's machine");
+	}
+	json_out_init(&j, &args);
+	json_out_begin_object(&j);
+	json_out_key(&j, "command");
+	json_out_str(&j, cmdline);
+	json_out_key(&j, "timeout");
+	json_out_int(&j, secs);
+	json_out_end_object(&j);
+	free(cmdline);
+	rc = run_remote(s, "bash", args.data, ws, 1);
+	buf_free(&args);
+	return rc;
 }
+#endif
 
 /* shiro_run_run - shiro run [--net] [--workspace DIR] [--timeout S] --. */
 static int
@@ -771,13 +856,19 @@ shiro_run_run(struct shiro *s, int argc, char **argv)
 	shiro_pass_add(&p, NULL);
 	rc = shiro_parse(
 	    s, shiro_find("run"), argc, argv, opts, shiro_pass_opt, &p, 1);
-	if (rc < 0)
-		rc = shiro_local_only(s, "run");
 	if (rc >= 0)
 		goto out;
 	if (optind >= argc) {
 		rc = shiro_usage_error(
 		    "run", "name the command to run, after --");
+		goto out;
+	}
+	if (shiro_is_remote(s)) {
+#ifdef SHIRO_FRONT
+		rc = shiro_front_exec(s, argc, argv);
+#else
+		rc = shiro_run_remote(s, &p, argc, argv);
+#endif
 		goto out;
 	}
 	shiro_pass_add(&p, "--");
@@ -859,8 +950,6 @@ shiro_run_tool(struct shiro *s, int argc, char **argv)
 
 	rc = shiro_parse(
 	    s, shiro_find("tool"), argc, argv, opts, shiro_tool_opt, &ws, 0);
-	if (rc < 0)
-		rc = shiro_local_only(s, "tool");
 	if (rc >= 0)
 		goto out;
 	shiro_pass_add(&p, NULL);
@@ -878,6 +967,26 @@ shiro_run_tool(struct shiro *s, int argc, char **argv)
 		rc = shiro_usage_error("tool",
 		    "give the tool's NAME and its arguments as one JSON "
 		    "object ('shiro tool --list' lists the tools)");
+		goto out;
+	}
+	if (shiro_is_remote(s)) {
+#ifdef SHIRO_FRONT
+		rc = shiro_front_exec(s, argc, argv);
+#else
+		const char *dir = shiro_remote_ws(
+		    s, "tool", ws.argc == 2 ? ws.argv[1] : NULL);
+
+		if (dir == NULL)
+			rc = SHIRO_EXIT_USAGE;
+		else if (!utf8_valid(argv[optind], strlen(argv[optind])) ||
+		    !utf8_valid(argv[optind + 1], strlen(argv[optind + 1])))
+			rc = shiro_usage_error("tool",
+			    "the tool's name and arguments must be UTF-8 "
+			    "text");
+		else
+			rc = run_remote(
+			    s, argv[optind], argv[optind + 1], dir, 0);
+#endif
 		goto out;
 	}
 	shiro_pass_add(&p, "--once");
@@ -1009,7 +1118,13 @@ static const struct shiro_cmd shiro_cmds[] = {
 	"Runs CMD in the tool jail with shiro-jail, as the model's tools run:\n"
 	"no network unless --net, DIR (default: the current directory)\n"
 	"writable, the rest of the system read-only, killed after S seconds.\n"
-	"The exit code is the command's.\n"},
+	"The exit code is the command's.\n"
+	"With a shirod on another machine (--remote NAME, or a tcp://\n"
+	"endpoint) CMD runs there instead, in its tool jail, in DIR on that\n"
+	"machine (--workspace, else the saved remote's workspace), without\n"
+	"network, killed after S seconds (1-600, default 120); its output\n"
+	"(stdout and stderr as one stream) comes back as it is printed.\n"
+	"Ctrl-C stops it there.  See docs/remote.md.\n"},
     {"doctor", shiro_run_doctor, "doctor [--json]",
 	"Reports what the jail can use on this machine (namespaces, seccomp,\n"
 	"Landlock, rlimits) with shiro-jail --doctor, then which provider\n"
@@ -1019,7 +1134,10 @@ static const struct shiro_cmd shiro_cmds[] = {
     {"tool", shiro_run_tool, "tool NAME JSON [--workspace DIR] | tool --list",
 	"Runs one call of tool NAME with the arguments JSON (an object) the\n"
 	"way the model's calls run, with shiro-tool-worker --once, and prints\n"
-	"its result.  --list prints every tool with its arguments' schema.\n"},
+	"its result.  --list prints every tool with its arguments' schema.\n"
+	"With a shirod on another machine (--remote NAME, or a tcp://\n"
+	"endpoint) the call runs there, in DIR on that machine (--workspace,\n"
+	"else the saved remote's workspace).  See docs/remote.md.\n"},
     {"help", shiro_run_help, "help [COMMAND]",
 	"Prints the help of COMMAND, or the list of commands.\n"},
 };

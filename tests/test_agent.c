@@ -1830,6 +1830,381 @@ a_33rd_workspace_takes_the_oldest_slot(void)
 	agent_stop(&A);
 }
 
+/*
+ * agent_run_start - send RUN tool args in cwd from sock: its rid (0 when
+ * it could not be sent).
+ */
+static uint64_t
+agent_run_start(void *sock, const char *tool, const char *args, const char *cwd)
+{
+	static uint64_t rid = 900000;
+	struct msg *m = msg_new(MSG_RUN);
+	int rc;
+
+	msg_set_int(m, "rid", (int64_t)++rid);
+	msg_set_str(m, "tool", tool);
+	msg_set_str(m, "args", args);
+	msg_set_str(m, "cwd", cwd);
+	rc = msg_send(sock, m, NULL);
+	msg_destroy(&m);
+	return rc == 0 ? rid : 0;
+}
+
+/*
+ * agent_run_end - the answers to RUN rid on sock within ms: each REPLY
+ * {output} appended to out (may be NULL), then the REPLY {result} or
+ * ERROR that ends it (caller destroys), or NULL when none came.
+ */
+static struct msg *
+agent_run_end(void *sock, uint64_t rid, struct buf *out, long ms)
+{
+	uint64_t end = tsd_now_ms() + (uint64_t)ms, got;
+	const struct msg_val *doc;
+	const char *text;
+	struct msg *r;
+
+	while (tsd_now_ms() < end) {
+		r = tsd_recv(sock, (long)(end - tsd_now_ms()));
+		if (r == NULL)
+			return NULL;
+		got = 0;
+		(void)msg_get_uint(r, "rid", &got);
+		if (got != rid || msg_type(r) == MSG_EVENT) {
+			msg_destroy(&r);
+			continue;
+		}
+		if (msg_type(r) == MSG_ERROR)
+			return r;
+		if (msg_type(r) == MSG_REPLY &&
+		    msg_get_map(r, "doc", &doc) == 0) {
+			text = msg_val_str(doc, "output");
+			if (text != NULL) {
+				if (out != NULL)
+					buf_add(out, text, strlen(text));
+				msg_destroy(&r);
+				continue;
+			}
+			if (msg_val_get(doc, "result") != NULL)
+				return r;
+		}
+		msg_destroy(&r);
+	}
+	return NULL;
+}
+
+/* agent_run - RUN and its end (see agent_run_end); NULL when none. */
+static struct msg *
+agent_run(void *sock, const char *tool, const char *args, const char *cwd,
+    struct buf *out, long ms)
+{
+	uint64_t rid = agent_run_start(sock, tool, args, cwd);
+
+	CHECK(rid != 0);
+	return agent_run_end(sock, rid, out, ms);
+}
+
+/* agent_run_code - the ERROR code that ended a RUN, or "" for a REPLY. */
+static const char *
+agent_run_code(const struct msg *r)
+{
+	const char *code = "";
+
+	if (r != NULL && msg_type(r) == MSG_ERROR)
+		(void)msg_get_str(r, "code", &code, NULL);
+	return r == NULL ? "(no answer)" : code;
+}
+
+/* agent_run_int - a number of a RUN's final REPLY document, or -1. */
+static int64_t
+agent_run_int(const struct msg *r, const char *key)
+{
+	const struct msg_val *doc;
+	int64_t v = -1;
+
+	if (r == NULL || msg_type(r) != MSG_REPLY ||
+	    msg_get_map(r, "doc", &doc) != 0 || msg_val_int(doc, key, &v) != 0)
+		return -1;
+	return v;
+}
+
+/* agent_run_bool - whether key of a RUN's final REPLY document is true. */
+static int
+agent_run_bool(const struct msg *r, const char *key)
+{
+	const struct msg_val *doc, *v;
+
+	if (r == NULL || msg_type(r) != MSG_REPLY ||
+	    msg_get_map(r, "doc", &doc) != 0)
+		return 0;
+	v = msg_val_get(doc, key);
+	return v != NULL && v->type == MSG_V_BOOL && v->u.b;
+}
+
+/* agent_exists - whether file name is in A's workspace. */
+static int
+agent_exists(const struct agent *A, const char *name)
+{
+	char *text = ws_file(A, name);
+	int ok = text != NULL;
+
+	free(text);
+	return ok;
+}
+
+/* agent_wait_file - wait up to ms for file name in A's workspace. */
+static int
+agent_wait_file(const struct agent *A, const char *name, long ms)
+{
+	uint64_t end = tsd_now_ms() + (uint64_t)ms;
+
+	while (tsd_now_ms() < end) {
+		if (agent_exists(A, name))
+			return 1;
+		usleep(10000);
+	}
+	return 0;
+}
+
+/*
+ * A person's own calls (RUN, what shiro run and shiro tool send to a
+ * shirod on another machine): bash and the file tools run in the
+ * workspace's jailed workers, output streams to the client that asked,
+ * the exit code, a timeout and the tool's result come back; a bad
+ * tool, arguments or workspace and a client that did not say HELLO are
+ * refused with nothing run; an INTERRUPT and a client that goes away
+ * stop the command's process tree; nothing of it is logged.
+ */
+static void
+a_person_runs_tools_in_a_workspace(void)
+{
+	struct agent A;
+	struct buf out = BUF_INIT;
+	struct msg *r, *m;
+	char *t, *home_ws;
+	void *anon, *other;
+	uint64_t rid, end;
+	int64_t n0, n;
+
+	agent_start(&A, "{'strict': true, 'responses': []}", NULL, NULL, NULL);
+	n0 = tsd_status_int(A.sock, "messages");
+
+	/* Not attached: refused, nothing run. */
+	anon = tsd_connect(A.home);
+	CHECK(anon != NULL);
+	r = agent_run(anon, "bash", "{\"command\":\"touch anon.txt\"}", A.ws,
+	    NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "hello") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	tsd_close(&anon);
+
+	/* Bad requests: refused, nothing run. */
+	r = agent_run(A.sock, "zoom", "{\"id\":0,\"n\":1}", A.ws, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	r = agent_run(A.sock, "no_such_tool", "{}", A.ws, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	r = agent_run(A.sock, "bash", "[\"touch bad.txt\"]", A.ws, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	r = agent_run(A.sock, "bash", "{\"command\":", A.ws, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", "/", NULL,
+	    10000);
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", "relative",
+	    NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	home_ws = xasprintf("%s/run", A.home);
+	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", home_ws,
+	    NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
+	free(home_ws);
+	CHECK(!agent_exists(&A, "anon.txt") && !agent_exists(&A, "bad.txt") &&
+	    !agent_exists(&A, "x"));
+
+	/* A command: its output streams, its exit code comes back, its
+	 * file is in the workspace. */
+	r = agent_run(A.sock, "bash",
+	    "{\"command\":\"echo out-one; echo err-one >&2; printf 42 > "
+	    "answer.txt; exit 3\"}",
+	    A.ws, &out, 60000);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY, "%s", agent_run_code(r));
+	CHECK_EQ_INT(agent_run_int(r, "exit_code"), 3);
+	CHECK(agent_run_bool(r, "ok"));
+	CHECKF(out.data != NULL && strstr(out.data, "out-one") != NULL &&
+		strstr(out.data, "err-one") != NULL,
+	    "%s", out.data ? out.data : "(no output)");
+	msg_destroy(&r);
+	t = ws_file(&A, "answer.txt");
+	CHECKF(t != NULL && strcmp(t, "42") == 0, "%s", t ? t : "(none)");
+	free(t);
+
+	/* A file tool, in the fs worker. */
+	r = agent_run(
+	    A.sock, "read_file", "{\"path\":\"answer.txt\"}", A.ws, NULL, 30000);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY && agent_run_bool(r, "ok"),
+	    "%s", agent_run_code(r));
+	{
+		const struct msg_val *doc = NULL;
+
+		(void)msg_get_map(r, "doc", &doc);
+		CHECK(doc != NULL && msg_val_str(doc, "result") != NULL &&
+		    strstr(msg_val_str(doc, "result"), "42") != NULL);
+	}
+	msg_destroy(&r);
+
+	/* Its own timeout kills it. */
+	end = tsd_now_ms();
+	r = agent_run(A.sock, "bash", "{\"command\":\"sleep 30\",\"timeout\":1}",
+	    A.ws, NULL, 40000);
+	CHECKF(r != NULL && agent_run_bool(r, "timed_out"), "%s",
+	    agent_run_code(r));
+	CHECK(tsd_now_ms() - end < 25000);
+	msg_destroy(&r);
+
+	/* An INTERRUPT from the client that asked stops the tree. */
+	rid = agent_run_start(A.sock, "bash",
+	    "{\"command\":\"echo started > started.txt; sleep 60; echo never "
+	    "> never.txt\"}",
+	    A.ws);
+	CHECK(rid != 0);
+	CHECKF(agent_wait_file(&A, "started.txt", 30000), "it did not start");
+	m = msg_new(MSG_INTERRUPT);
+	msg_set_str(m, "what", "run");
+	msg_set_int(m, "id", (int64_t)rid + 1000);
+	r = tsd_call(A.sock, m, 10000, NULL);
+	msg_destroy(&m);
+	CHECKF(r != NULL && msg_type(r) == MSG_ERROR, "another rid: %s",
+	    r ? msg_type_name(msg_type(r)) : "none");
+	msg_destroy(&r);
+	m = msg_new(MSG_INTERRUPT);
+	msg_set_str(m, "what", "run");
+	msg_set_int(m, "id", (int64_t)rid);
+	r = tsd_call(A.sock, m, 10000, NULL);
+	msg_destroy(&m);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY, "interrupt: %s",
+	    r ? msg_type_name(msg_type(r)) : "none");
+	msg_destroy(&r);
+	r = agent_run_end(A.sock, rid, NULL, 20000);
+	CHECKF(strcmp(agent_run_code(r), "run") == 0, "%s", agent_run_code(r));
+	msg_destroy(&r);
+	CHECK(!agent_exists(&A, "never.txt"));
+
+	/* A client that goes away: its command is stopped too. */
+	other = tsd_attach(A.home, "test_agent runner");
+	CHECK(other != NULL);
+	rid = agent_run_start(other, "bash",
+	    "{\"command\":\"echo s > gone-started.txt; sleep 60; echo n > "
+	    "gone-never.txt\"}",
+	    A.ws);
+	CHECK(rid != 0);
+	CHECKF(agent_wait_file(&A, "gone-started.txt", 30000),
+	    "it did not start");
+	tsd_close(&other);
+	end = tsd_now_ms() + 20000;
+	do {
+		n = tsd_status_int(A.sock, "runs.running") +
+		    tsd_status_int(A.sock, "runs.waiting");
+		if (n == 0)
+			break;
+		usleep(50000);
+	} while (tsd_now_ms() < end);
+	CHECK_EQ_INT(n, 0);
+	CHECK(!agent_exists(&A, "gone-never.txt"));
+	CHECK_EQ_INT(tsd_status_int(A.sock, "runs.done"), 5);
+
+	/* None of it is in the chat. */
+	CHECK_EQ_INT(tsd_status_int(A.sock, "messages"), n0);
+	buf_free(&out);
+	agent_stop(&A);
+}
+
+/* A RUN whose tool worker stops answering (tests/worker_testrole.c,
+ * deaf to CANCEL and silent) ends once shirod killed that worker,
+ * within the 5 s its CANCEL allows (its missed heartbeats, 3 s, usually
+ * come first): ERROR run, its effects unknown. */
+static void
+a_run_whose_worker_is_deaf_ends(void)
+{
+	struct agent A;
+	struct buf out = BUF_INIT;
+	struct msg *m, *r;
+	char *deaf, *s;
+	const char *text;
+	uint64_t rid, end, took;
+
+	agent_start(&A, "{'strict': true, 'responses': []}", NULL, NULL, NULL);
+	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
+	if (access(deaf, X_OK) != 0)
+		harness_skip("%s is not built", deaf);
+	tsd_close(&A.sock);
+	tsd_close(&A.approver);
+	(void)tsd_stop(A.pid);
+	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
+		      "\"offline\", \"count\": 1}, {\"role\": \"tool\", "
+		      "\"count\": 0, \"path\": \"%s\"}]",
+	    deaf);
+	agent_config(&A, "anthropic", "", s);
+	free(s);
+	free(deaf);
+	agent_start_shirod(&A);
+	rid = agent_run_start(A.sock, "bash", "{\"command\":\"sleep 60\"}", A.ws);
+	CHECK(rid != 0);
+	/* Its one piece of output says it runs. */
+	end = tsd_now_ms() + 30000;
+	while (tsd_now_ms() < end &&
+	    (out.data == NULL || strstr(out.data, "started") == NULL)) {
+		r = tsd_recv(A.sock, 500);
+		if (r != NULL && msg_type(r) == MSG_REPLY) {
+			const struct msg_val *doc = NULL;
+
+			if (msg_get_map(r, "doc", &doc) == 0 &&
+			    (text = msg_val_str(doc, "output")) != NULL)
+				buf_add(&out, text, strlen(text));
+		}
+		msg_destroy(&r);
+	}
+	CHECKF(out.data != NULL && strstr(out.data, "started") != NULL,
+	    "the deaf worker never said it started");
+	took = tsd_now_ms();
+	m = msg_new(MSG_INTERRUPT);
+	msg_set_str(m, "what", "run");
+	msg_set_int(m, "id", (int64_t)rid);
+	r = tsd_call(A.sock, m, 10000, NULL);
+	msg_destroy(&m);
+	CHECK(r != NULL && msg_type(r) == MSG_REPLY);
+	msg_destroy(&r);
+	r = agent_run_end(A.sock, rid, NULL, 30000);
+	took = tsd_now_ms() - took;
+	CHECKF(strcmp(agent_run_code(r), "run") == 0, "%s", agent_run_code(r));
+	{
+		const char *why = "";
+
+		(void)msg_get_str(r, "text", &why, NULL);
+		CHECKF(strstr(why, "unknown") != NULL, "%s", why);
+	}
+	msg_destroy(&r);
+	/* Within the 5 s of its CANCEL, with room for a loaded machine. */
+	CHECKF(took < 15000, "ended %llu ms after the interrupt",
+	    (unsigned long long)took);
+	CHECK_EQ_INT(tsd_status_int(A.sock, "runs.running"), 0);
+	buf_free(&out);
+	agent_stop(&A);
+}
+
 static const struct harness_test tests[] = {
     HT_SLOW(reads_edits_runs_and_answers, 120),
     HT_SLOW(denied_calls_never_run, 120),
@@ -1847,6 +2222,8 @@ static const struct harness_test tests[] = {
     HT_SLOW(a_worker_deaf_to_cancel_is_killed, 120),
     HT_SLOW(workspaces_get_workers_of_their_own, 120),
     HT_SLOW(a_33rd_workspace_takes_the_oldest_slot, 180),
+    HT_SLOW(a_person_runs_tools_in_a_workspace, 180),
+    HT_SLOW(a_run_whose_worker_is_deaf_ends, 120),
 };
 
 HARNESS_MAIN(tests)

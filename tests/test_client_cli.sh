@@ -60,10 +60,18 @@ usage_case status extra
 usage_case send --kind robot hello
 usage_case --workspace /tmp status
 usage_case --workspace /tmp run -- true
-# run and tool use this machine's jail: never with a remote shirod named.
+# run and tool against a remote shirod: a remote that is not saved, no
+# workspace on that machine, --net (its jail has none), a timeout out of
+# range; refused before anything is sent (nothing listens on port 9).
+k='H$OIsjR9Tlkb*hmr}J]G{3Q2cMjf7OpQ%Y@+nMac'
 usage_case --remote box run -- true
-usage_case --endpoint tcp://127.0.0.1:9 run -- true
-usage_case --endpoint tcp://127.0.0.1:9 tool read_file '{"path":"a"}'
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" run -- true
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" run --net \
+	--workspace /srv -- true
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" run --timeout 0 \
+	--workspace /srv -- true
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" tool read_file \
+	'{"path":"a"}'
 usage_case send
 usage_case -p
 usage_case zoom 1

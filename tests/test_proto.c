@@ -118,6 +118,12 @@ example(int number)
 		msg_set_str(m, "what", "command");
 		msg_set_int(m, "id", 41);
 		break;
+	case MSG_RUN:
+		msg_set_int(m, "rid", 9);
+		msg_set_str(m, "tool", "bash");
+		msg_set_str(m, "args", "{\"command\":\"make check\"}");
+		msg_set_str(m, "cwd", "/srv/build/shiro");
+		break;
 	case MSG_WELCOME:
 		msg_set_int(m, "rid", 1);
 		msg_set_int(m, "seq", 100);

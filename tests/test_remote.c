@@ -1233,36 +1233,93 @@ rt_latency_workload(struct rt_broker *b, struct rt_worker *w1, const char *cep)
 	rt_keys_own(w1);
 }
 
+/* rt_nft_dropped - the packets host h's loss rule dropped, or -1. */
+static long
+rt_nft_dropped(const struct rt_host *h)
+{
+	char out[PATH_MAX], *t, *p;
+	long n = -1;
+
+	snprintf(out, sizeof(out), "%s/nft.out", harness_tmpdir());
+	if (rt_sh(h, "nft list chain inet shiroloss out > %s 2>&1", out) != 0)
+		return -1;
+	t = tsd_read_file(out);
+	p = t != NULL ? strstr(t, "packets ") : NULL;
+	if (p != NULL)
+		n = strtol(p + 8, NULL, 10);
+	free(t);
+	return n;
+}
+
+/* rt_nft_loss - drop pct% of what host h sends, picked at random, with a
+ * counter; 0, or -1 where nftables cannot. */
+static int
+rt_nft_loss(const struct rt_host *h, int pct)
+{
+	return rt_sh(h,
+	    "nft add table inet shiroloss && "
+	    "nft add chain inet shiroloss out "
+	    "'{ type filter hook output priority 0; }' && "
+	    "nft add rule inet shiroloss out numgen random mod 100 '<' %d "
+	    "counter drop",
+	    pct);
+}
+
 /*
- * Latency and loss with tc netem on every link of the client and of
- * worker host 1: 120 ms each way with jitter and 3% of the packets
- * lost.  The turn, the compactions and the queries all complete.
+ * Latency and loss on every link of the client and of worker host 1:
+ * with tc netem, 120 ms each way with jitter and 3% of the packets
+ * lost; where the kernel has no sch_netem, 3% of the packets every host
+ * sends dropped at random by an nftables rule (numgen random), whose
+ * counter shows that packets were lost (latency is then
+ * relay_latency_and_stalls's).  The turn, the compactions and the
+ * queries all complete.
  */
 static void
 netem_latency_and_loss(void)
 {
 	struct rt_broker b = {0};
 	struct rt_worker w1;
+	int netem;
 
 	rt_net();
-	if (rt_sh(&rt_c,
-		"tc qdisc add dev cb root netem delay 120ms 30ms "
-		"loss 3%%") != 0)
-		harness_skip("tc netem is not available (the kernel has no "
-			     "sch_netem): relay_latency_and_stalls covers "
-			     "latency");
-	CHECK(rt_sh(&rt_b,
-		  "tc qdisc add dev bc root netem delay 120ms 30ms "
-		  "loss 3%%") == 0);
-	CHECK(rt_sh(&rt_b,
-		  "tc qdisc add dev bw1 root netem delay 120ms 30ms "
-		  "loss 3%%") == 0);
-	CHECK(rt_sh(&rt_w1,
-		  "tc qdisc add dev w1b root netem delay 120ms "
-		  "30ms loss 3%%") == 0);
+	netem = rt_sh(&rt_c,
+		    "tc qdisc add dev cb root netem delay 120ms 30ms "
+		    "loss 3%%") == 0;
+	if (netem) {
+		CHECK(rt_sh(&rt_b,
+			  "tc qdisc add dev bc root netem delay 120ms 30ms "
+			  "loss 3%%") == 0);
+		CHECK(rt_sh(&rt_b,
+			  "tc qdisc add dev bw1 root netem delay 120ms 30ms "
+			  "loss 3%%") == 0);
+		CHECK(rt_sh(&rt_w1,
+			  "tc qdisc add dev w1b root netem delay 120ms "
+			  "30ms loss 3%%") == 0);
+	} else if (rt_nft_loss(&rt_c, 3) != 0) {
+		harness_skip("neither tc netem (the kernel has no sch_netem) "
+			     "nor nftables is available: "
+			     "relay_latency_and_stalls covers latency");
+	} else {
+		CHECK(rt_nft_loss(&rt_b, 3) == 0);
+		CHECK(rt_nft_loss(&rt_w1, 3) == 0);
+	}
 	rt_broker_start(&b, NULL);
 	rt_one_worker(&b, &w1, RT_AUTO(50, "SLOW-REPLY"), NULL, "4", 30000);
 	rt_latency_workload(&b, &w1, b.cep);
+	if (!netem) {
+		/* The loss was real: the rules dropped packets (the
+		 * client sends only a few dozen, so its own count may be
+		 * 0; shirod's covers both of its links). */
+		long c = rt_nft_dropped(&rt_c), bb = rt_nft_dropped(&rt_b),
+		     w = rt_nft_dropped(&rt_w1);
+
+		CHECKF(c >= 0 && bb > 0 && w > 0,
+		    "dropped: client %ld, broker %ld, worker %ld", c, bb, w);
+		fprintf(stderr,
+		    "  nftables dropped %ld, %ld and %ld packets on the "
+		    "client, broker and worker hosts\n",
+		    c, bb, w);
+	}
 	rt_end();
 }
 
@@ -1624,6 +1681,128 @@ rt_wait_approval(const char *path, int k, long ms)
 }
 
 /*
+ * shiro run and shiro tool from the laptop run in the build box's
+ * workspace, through its jailed tool and fs workers: the command's
+ * words arrive as typed (quotes, $, spaces), its output comes back as
+ * it is printed, its exit code is the client's; its timeout gives 124;
+ * Ctrl-C stops its process tree on the box (130); a file tool reads and
+ * writes there; bad usage (no workspace, --net, a timeout out of range,
+ * a chat tool, arguments that are not an object) exits 2 with nothing
+ * run.  Judged by the files on the broker host and shirod's STATUS.
+ */
+static void
+remote_run_and_tool(void)
+{
+	struct rt_broker b = {0};
+	char chome[512], ws[512], ckey[ZSOCK_KEY_Z85 + 1], out[PATH_MAX];
+	char path[PATH_MAX], shiro[PATH_MAX];
+	const char *argv[] = {shiro, "--home", chome, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
+	    "echo started > started.txt; sleep 60; echo never > never.txt",
+	    NULL};
+	uint64_t end;
+	pid_t pid;
+	int64_t n = -1;
+	int rc;
+
+	rt_net();
+	rt_broker_start(&b, NULL);
+	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
+	rt_client_key(chome, ckey);
+	rt_admit(&b, "client", "laptop", ckey);
+	rt_wait_keys(b.sock, "clients", 1);
+	snprintf(ws, sizeof(ws), "%s/box-run", harness_tmpdir());
+	CHECK(mkdir(ws, 0700) == 0);
+	tsd_write(ws, "notes.txt", "box notes\n");
+	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
+
+	rc = rt_shiro(chome, out, NULL, 60000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
+	    "cat notes.txt; printf '%s\n' \"$1\" > made.txt; echo to-stderr "
+	    ">&2; exit 7",
+	    "sh", "it's a \"word\" $HOME  two", (char *)NULL);
+	CHECKF(rc == 7, "exit %d: %s", rc, rt_text(out));
+	CHECKF(rt_has(out, "box notes") && rt_has(out, "to-stderr"), "%s",
+	    rt_text(out));
+	rt_file_is(ws, "made.txt", "it's a \"word\" $HOME  two\n");
+
+	/* Usage the box cannot take: exit 2, nothing sent. */
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--", "touch", "nows.txt",
+	    (char *)NULL);
+	CHECKF(rc == 2 && rt_has(out, "--workspace DIR"), "exit %d: %s", rc,
+	    rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--net", "--workspace", ws, "--",
+	    "touch", "net.txt", (char *)NULL);
+	CHECKF(rc == 2 && rt_has(out, "without network"), "exit %d: %s", rc,
+	    rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--timeout", "601", "--workspace",
+	    ws, "--", "touch", "t.txt", (char *)NULL);
+	CHECKF(rc == 2, "exit %d: %s", rc, rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", "box-run", "--",
+	    "touch", "rel.txt", (char *)NULL);
+	CHECKF(rc == 2 && rt_has(out, "absolute path"), "exit %d: %s", rc,
+	    rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "tool", "zoom", "{\"id\":0,\"n\":1}",
+	    "--workspace", ws, (char *)NULL);
+	CHECKF(rc == 2 && rt_has(out, "no workspace tool"), "exit %d: %s", rc,
+	    rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
+	    "--server-key", b.key, "tool", "write_file", "[1]", "--workspace",
+	    ws, (char *)NULL);
+	CHECKF(rc == 2 && rt_has(out, "one JSON object"), "exit %d: %s", rc,
+	    rt_text(out));
+	snprintf(path, sizeof(path), "%s/net.txt", ws);
+	CHECK(access(path, F_OK) != 0);
+	snprintf(path, sizeof(path), "%s/t.txt", ws);
+	CHECK(access(path, F_OK) != 0);
+
+	/* The command's own timeout. */
+	rc = rt_shiro(chome, out, NULL, 60000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--timeout", "1", "--workspace", ws,
+	    "--", "sleep", "30", (char *)NULL);
+	CHECKF(rc == 124, "exit %d: %s", rc, rt_text(out));
+
+	/* File tools in the fs worker. */
+	rc = rt_shiro(chome, out, NULL, 30000, "--endpoint", b.cep,
+	    "--server-key", b.key, "tool", "write_file",
+	    "{\"path\":\"tool.txt\",\"content\":\"from the laptop\\n\"}",
+	    "--workspace", ws, (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "\"ok\":true"), "exit %d: %s", rc,
+	    rt_text(out));
+	rt_file_is(ws, "tool.txt", "from the laptop\n");
+	rc = rt_shiro(chome, out, NULL, 30000, "--endpoint", b.cep,
+	    "--server-key", b.key, "tool", "read_file",
+	    "{\"path\":\"notes.txt\"}", "--workspace", ws, (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "box notes"), "exit %d: %s", rc,
+	    rt_text(out));
+
+	/* Ctrl-C on the laptop stops the tree on the box. */
+	snprintf(shiro, sizeof(shiro), "%s", tsd_bin("shiro"));
+	pid = rt_spawn(&rt_c, argv, out, NULL, NULL);
+	snprintf(path, sizeof(path), "%s/started.txt", ws);
+	CHECKF(rt_wait_has(path, "started", 30000), "it did not start: %s",
+	    rt_text(out));
+	CHECK(kill(pid, SIGINT) == 0);
+	rc = rt_wait(pid, 20000);
+	CHECKF(rc == 130, "exit %d: %s", rc, rt_text(out));
+	end = tsd_now_ms() + 20000;
+	while (tsd_now_ms() < end &&
+	    (n = tsd_status_int(b.sock, "runs.running")) != 0)
+		usleep(50000);
+	CHECK_EQ_INT(n, 0);
+	snprintf(path, sizeof(path), "%s/never.txt", ws);
+	CHECK(access(path, F_OK) != 0);
+	/* A person's calls are not the chat's. */
+	CHECK_EQ_INT(tsd_status_int(b.sock, "messages"), 0);
+	rt_end();
+}
+
+/*
  * A laptop's turns work in the build box's workspace, named with
  * --workspace or saved with the remote: a -p --yolo turn reads, edits
  * and runs a command there; a turn of an attached session asks, and a
@@ -1771,6 +1950,7 @@ remote_workspace_turns(void)
 static const struct harness_test tests[] = {
     HT_SLOW(attach_and_turn_over_tcp, 150),
     HT_SLOW(remote_workspace_turns, 200),
+    HT_SLOW(remote_run_and_tool, 200),
     HT_SLOW(compactions_spread_over_both_workers, 150),
     HT_SLOW(local_and_remote_workers_are_one_pool, 150),
     HT_SLOW(worker_cut_off_mid_call, 180),

@@ -1,0 +1,632 @@
+/*
+ * runs.c - a person's own tool calls in a workspace on shirod's machine
+ * (see runs.h; docs/protocol.md, RUN; docs/remote.md).
+ */
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proto/err.h"
+#include "proto/log.h"
+#include "proto/xmalloc.h"
+#include "tools/tool.h"
+
+#include "broker.h"
+#include "out.h"
+#include "runs.h"
+#include "timer.h"
+#include "turn.h"
+#include "turn_int.h"
+
+/* runs_same - whether two routing identities are the same client. */
+static int
+runs_same(const struct msg_ident *a, const struct msg_ident *b)
+{
+	return a->len == b->len && memcmp(a->data, b->data, a->len) == 0;
+}
+
+/* runs_send - m to r's client; the send's result (not destroyed). */
+static int
+runs_send(struct broker *b, struct runs_job *r, struct msg *m)
+{
+	int rc;
+
+	if (r->gone)
+		return -SHIRO_ERR_NOENT;
+	rc = msg_send(b->csock, m, &r->client);
+	if (rc == -SHIRO_ERR_NOENT)
+		r->gone = 1;
+	return rc;
+}
+
+/* runs_forget - remove r (by index k) from the table. */
+static void
+runs_forget(struct broker *b, size_t k)
+{
+	struct runs_job *r = &b->runs[k];
+
+	free(r->tool);
+	free(r->args);
+	free(r->workspace);
+	if (k + 1 < b->nruns)
+		b->runs[k] = b->runs[b->nruns - 1];
+	b->nruns--;
+}
+
+/* runs_index - the index of the RUN whose job is job, or -1. */
+static long
+runs_index(const struct broker *b, uint64_t job)
+{
+	size_t k;
+
+	if (job == 0)
+		return -1;
+	for (k = 0; k < b->nruns; k++)
+		if (b->runs[k].state == RUNS_RUN && b->runs[k].job == job)
+			return (long)k;
+	return -1;
+}
+
+/* runs_error - end RUN k with ERROR {rid, code, text}. */
+static void
+runs_error(struct broker *b, size_t k, const char *code, const char *text)
+{
+	struct runs_job *r = &b->runs[k];
+	struct msg *m = msg_new(MSG_ERROR);
+
+	msg_set_int(m, "rid", (int64_t)r->rid);
+	msg_set_str(m, "code", code);
+	msg_set_str(m, "text", text);
+	(void)runs_send(b, r, m);
+	msg_destroy(&m);
+	log_info("run %llu of %s (%s in %s) ended: %s: %.200s",
+	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
+	    r->tool, r->workspace, code, text);
+	b->runs_done++;
+	runs_forget(b, k);
+}
+
+/* runs_release - r's worker holds its job no more. */
+static void
+runs_release(struct broker *b, struct runs_job *r)
+{
+	if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
+		(void)pool_done(&b->pool.w[r->worker], r->job);
+	r->worker = -1;
+}
+
+/* runs_deadline_ms - how long the call may run: a command its timeout
+ * and the grace a turn's command gets, a file tool what a turn's gets. */
+static uint64_t
+runs_deadline_ms(const char *tool, json_t *args)
+{
+	json_t *v;
+
+	if (strcmp(tool, "bash") != 0)
+		return TURN_TOOL_DEADLINE_MS;
+	v = json_object_get(args, "timeout");
+	if (json_is_integer(v) && json_integer_value(v) > 0 &&
+	    json_integer_value(v) <= TOOL_BASH_TIMEOUT_MAX)
+		return (uint64_t)json_integer_value(v) * 1000 +
+		    TURN_TOOL_GRACE_MS;
+	return (uint64_t)TOOL_BASH_TIMEOUT * 1000 + TURN_TOOL_GRACE_MS;
+}
+
+/* runs_client_count - the RUNs client from has. */
+static unsigned
+runs_client_count(const struct broker *b, const struct msg_ident *from)
+{
+	unsigned n = 0;
+	size_t k;
+
+	for (k = 0; k < b->nruns; k++)
+		n += runs_same(&b->runs[k].client, from);
+	return n;
+}
+
+/* The outcomes of runs_start. */
+#define RUNS_STARTED 0
+#define RUNS_WAITS 1
+#define RUNS_ENDED 2 /* answered and forgotten */
+
+/* runs_start - send RUN k to a worker of its workspace if one is free. */
+static int
+runs_start(struct broker *b, size_t k, uint64_t now)
+{
+	struct runs_job *r = &b->runs[k];
+	struct pool_worker *w;
+	struct msg_val *d;
+	struct msg *m;
+	unsigned failed = 0;
+	char why[600];
+	int rc;
+
+	w = pool_for_workspace(&b->pool, r->role, r->workspace, now, &failed);
+	if (w == NULL && failed >= POOL_WS_FAILED) {
+		snprintf(why, sizeof(why),
+		    "the jail is unavailable: the %s workers for %.300s ended "
+		    "before they were ready (shirod's log says why)",
+		    config_role_name(r->role), r->workspace);
+		runs_error(b, k, "jail", why);
+		return RUNS_ENDED;
+	}
+	if (w == NULL)
+		return RUNS_WAITS;
+	r->job = ++b->next_job;
+	m = msg_new(MSG_JOB);
+	msg_set_int(m, "job", (int64_t)r->job);
+	msg_set_str(m, "kind", "tool");
+	msg_set_int(m, "deadline_ms", (int64_t)r->deadline_ms);
+	d = msg_set_map(m, "data");
+	msg_val_set_str(d, "tool", r->tool);
+	msg_val_set_str(d, "args", r->args);
+	msg_val_set_str(d, "workspace", r->workspace);
+	rc = msg_send(b->wsock, m, &w->ident);
+	msg_destroy(&m);
+	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
+		(void)pool_kill(&b->pool, w, "cannot take a person's call", now);
+		r->job = 0;
+		return RUNS_WAITS;
+	}
+	if (rc != 0) {
+		r->job = 0;
+		runs_error(b, k, "args",
+		    "the call could not be sent to its worker: its arguments "
+		    "are larger than one message may be (4 MiB)");
+		return RUNS_ENDED;
+	}
+	pool_assign(w, r->job, now);
+	r->worker = (int)w->idx;
+	r->state = RUNS_RUN;
+	r->started_at = now;
+	r->deadline = now + r->deadline_ms;
+	log_info("run %llu of %s: %s in %s (worker %u)",
+	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
+	    r->tool, r->workspace, w->idx);
+	return RUNS_STARTED;
+}
+
+/* runs_request - RUN m from client cl (see runs.h). */
+void
+runs_request(struct broker *b, const struct msg_ident *from,
+    const struct clients_client *cl, uint64_t rid, const struct msg *m,
+    uint64_t now)
+{
+	const char *tool = NULL, *args = NULL, *cwd = NULL;
+	const struct tool_def *def;
+	struct runs_job *r;
+	json_error_t jerr;
+	json_t *obj;
+	char *ws, *why = NULL, *text;
+
+	if (b->stopping) {
+		out_error(b, from, rid, "stopping",
+		    "shirod is stopping; nothing was run");
+		return;
+	}
+	(void)msg_get_str(m, "tool", &tool, NULL);
+	(void)msg_get_str(m, "args", &args, NULL);
+	(void)msg_get_str(m, "cwd", &cwd, NULL);
+	def = tool != NULL ? tool_find(tool) : NULL;
+	if (def == NULL) {
+		out_error(b, from, rid, "tool",
+		    "there is no workspace tool %.100s: a RUN takes bash or "
+		    "a file tool ('shiro tool --list'); %s are the chat's, "
+		    "for the model",
+		    tool != NULL ? tool : "(none)", turn_chat_tools());
+		return;
+	}
+	obj = json_loads(args != NULL ? args : "", JSON_REJECT_DUPLICATES,
+	    &jerr);
+	if (obj == NULL || !json_is_object(obj)) {
+		out_error(b, from, rid, "args",
+		    "%s: the arguments must be one JSON object (%s)",
+		    def->name, obj != NULL ? "not an object" : jerr.text);
+		json_decref(obj);
+		return;
+	}
+	ws = turn_workspace(b, cwd, &why);
+	if (ws == NULL) {
+		out_error(b, from, rid, "cwd", "no workspace: %s", why);
+		free(why);
+		json_decref(obj);
+		return;
+	}
+	if (b->nruns >= RUNS_MAX || runs_client_count(b, from) >= RUNS_PER_CLIENT) {
+		out_error(b, from, rid, "run",
+		    "%s runs at once already (%u for one client, %u in "
+		    "all); try again when one ended",
+		    b->nruns >= RUNS_MAX ? "every call shirod takes"
+					 : "this client's calls",
+		    RUNS_PER_CLIENT, RUNS_MAX);
+		free(ws);
+		json_decref(obj);
+		return;
+	}
+	if (b->nruns == b->runs_cap) {
+		b->runs_cap = b->runs_cap ? b->runs_cap * 2 : 4;
+		b->runs =
+		    xreallocarray(b->runs, b->runs_cap, sizeof(*b->runs));
+	}
+	r = &b->runs[b->nruns++];
+	memset(r, 0, sizeof(*r));
+	r->client = *from;
+	if (cl != NULL)
+		snprintf(r->who, sizeof(r->who), "%s", cl->name);
+	r->rid = rid;
+	r->tool = xstrdup(def->name);
+	/* The worker runs exactly what was read here. */
+	text = json_dumps(obj, JSON_COMPACT);
+	r->args = text != NULL ? text : xstrdup("{}");
+	r->deadline_ms = runs_deadline_ms(def->name, obj);
+	json_decref(obj);
+	r->workspace = ws;
+	r->role = def->kind == TOOL_EXEC ? CONFIG_ROLE_TOOL : CONFIG_ROLE_FS;
+	r->state = RUNS_WAIT;
+	r->worker = -1;
+	r->queued_at = now;
+	/* A workspace whose workers failed before is tried again, as a new
+	 * turn tries it. */
+	pool_ws_reset(&b->pool, ws);
+	(void)runs_start(b, b->nruns - 1, now);
+}
+
+/* runs_interrupt - a person stops a RUN of theirs (see runs.h). */
+void
+runs_interrupt(struct broker *b, const struct msg_ident *from, uint64_t rid,
+    const struct msg *m, uint64_t now)
+{
+	struct msg *rep;
+	struct msg_val *doc;
+	uint64_t id = 0;
+	size_t k;
+
+	(void)msg_get_uint(m, "id", &id);
+	for (k = 0; k < b->nruns; k++)
+		if (b->runs[k].rid == id && runs_same(&b->runs[k].client, from))
+			break;
+	if (k == b->nruns) {
+		out_error(b, from, rid, "interrupt",
+		    "this client has no call %llu running (INTERRUPT run "
+		    "takes the RUN's rid as id)",
+		    (unsigned long long)id);
+		return;
+	}
+	rep = msg_new(MSG_REPLY);
+	msg_set_int(rep, "rid", (int64_t)rid);
+	doc = msg_set_map(rep, "doc");
+	msg_val_set_str(doc, "interrupted", "run");
+	msg_val_set_int(doc, "run", (int64_t)id);
+	(void)out_send_client(b, from, rep);
+	msg_destroy(&rep);
+	if (b->runs[k].state == RUNS_WAIT) {
+		runs_error(b, k, "run", "interrupted before it began");
+		return;
+	}
+	if (!b->runs[k].canceling) {
+		struct runs_job *r = &b->runs[k];
+		struct msg *c = msg_new(MSG_CANCEL);
+
+		r->canceling = 1;
+		r->cancel_at = now + TURN_CANCEL_MS;
+		msg_set_int(c, "job", (int64_t)r->job);
+		if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
+			(void)msg_send(
+			    b->wsock, c, &b->pool.w[r->worker].ident);
+		msg_destroy(&c);
+	}
+}
+
+/* runs_owns - whether job is a RUN's. */
+int
+runs_owns(const struct broker *b, uint64_t job)
+{
+	return runs_index(b, job) >= 0;
+}
+
+/* runs_slot - the worker slot of a RUN's job, or -1. */
+int
+runs_slot(const struct broker *b, uint64_t job)
+{
+	long k = runs_index(b, job);
+
+	return k >= 0 ? b->runs[k].worker : -1;
+}
+
+/* runs_of - the RUN that w holds, named by m's job; its index or -1. */
+static long
+runs_of(const struct broker *b, const struct pool_worker *w, const struct msg *m)
+{
+	uint64_t job = 0;
+	long k;
+
+	if (msg_get_uint(m, "job", &job) != 0)
+		return -1;
+	k = runs_index(b, job);
+	if (k < 0 || b->runs[k].worker != (int)w->idx)
+		return -1;
+	return k;
+}
+
+/* runs_chunk - a piece of a command's output, to the client that asked. */
+void
+runs_chunk(struct broker *b, struct pool_worker *w, const struct msg *m)
+{
+	long k = runs_of(b, w, m);
+	struct runs_job *r;
+	const char *text = "";
+	size_t len = 0;
+	struct msg *rep;
+	struct msg_val *doc;
+	int rc;
+
+	if (k < 0)
+		return;
+	r = &b->runs[k];
+	(void)msg_get_str(m, "text", &text, &len);
+	if (len == 0 || r->gone)
+		return;
+	if (r->out_bytes + len > RUNS_OUTPUT_MAX) {
+		r->dropped += len;
+		return;
+	}
+	rep = msg_new(MSG_REPLY);
+	msg_set_int(rep, "rid", (int64_t)r->rid);
+	doc = msg_set_map(rep, "doc");
+	msg_val_set_strn(doc, "output", text, len);
+	rc = runs_send(b, r, rep);
+	msg_destroy(&rep);
+	if (rc == 0)
+		r->out_bytes += len;
+	else
+		r->dropped += len; /* gone, or its queue is full */
+}
+
+/* runs_outcome - what a client needs of a result document without a
+ * JSON parser: a command's exit code or signal, whether it timed out or
+ * was interrupted, and the tool's error text. */
+static void
+runs_outcome(struct msg_val *d, json_t *doc)
+{
+	json_t *v;
+
+	v = json_object_get(doc, "exit_code");
+	if (json_is_integer(v))
+		msg_val_set_int(d, "exit_code", (int64_t)json_integer_value(v));
+	v = json_object_get(doc, "signal");
+	if (json_is_integer(v))
+		msg_val_set_int(d, "signal", (int64_t)json_integer_value(v));
+	if (json_is_true(json_object_get(doc, "timed_out")))
+		msg_val_set_bool(d, "timed_out", true);
+	if (json_is_true(json_object_get(doc, "interrupted")))
+		msg_val_set_bool(d, "interrupted", true);
+	v = json_object_get(doc, "error");
+	if (json_is_string(v))
+		msg_val_set_str(d, "error", json_string_value(v));
+}
+
+/* runs_result - the RUN's RESULT: its document, to the client. */
+void
+runs_result(struct broker *b, struct pool_worker *w, const struct msg *m,
+    uint64_t now)
+{
+	long k = runs_of(b, w, m);
+	struct runs_job *r;
+	const char *text = NULL;
+	size_t len = 0;
+	json_t *doc;
+	struct msg *rep;
+	struct msg_val *d;
+	int ok = 0;
+
+	if (k < 0)
+		return;
+	r = &b->runs[k];
+	runs_release(b, r);
+	doc = msg_get_str(m, "text", &text, &len) == 0
+	    ? json_loadb(text, len, JSON_REJECT_DUPLICATES, NULL)
+	    : NULL;
+	if (doc == NULL || !json_is_object(doc) ||
+	    !json_is_boolean(json_object_get(doc, "ok"))) {
+		json_decref(doc);
+		log_warnx("worker %u: a tool result that is not a result "
+			  "document, refused",
+		    w->idx);
+		runs_error(b, (size_t)k, "run",
+		    "the worker's result did not read as a result document; "
+		    "the call's effects are unknown");
+		runs_kick(b, now);
+		return;
+	}
+	ok = json_is_true(json_object_get(doc, "ok"));
+	rep = msg_new(MSG_REPLY);
+	msg_set_int(rep, "rid", (int64_t)r->rid);
+	d = msg_set_map(rep, "doc");
+	msg_val_set_str(d, "tool", r->tool);
+	msg_val_set_str(d, "workspace", r->workspace);
+	msg_val_set_strn(d, "result", text, len);
+	msg_val_set_bool(d, "ok", ok != 0);
+	runs_outcome(d, doc);
+	json_decref(doc);
+	msg_val_set_int(d, "ms", (int64_t)timer_since(now, r->started_at));
+	msg_val_set_int(d, "output_bytes", (int64_t)r->out_bytes);
+	msg_val_set_int(d, "dropped", (int64_t)r->dropped);
+	(void)runs_send(b, r, rep);
+	msg_destroy(&rep);
+	log_info("run %llu of %s (%s in %s) ended: %s",
+	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
+	    r->tool, r->workspace, ok ? "ok" : "the tool's error");
+	b->runs_done++;
+	runs_forget(b, (size_t)k);
+	runs_kick(b, now);
+}
+
+/* runs_fail - the RUN's FAIL: an ERROR run naming it. */
+void
+runs_fail(struct broker *b, struct pool_worker *w, const struct msg *m,
+    uint64_t now)
+{
+	long k = runs_of(b, w, m);
+	const char *code = "failed", *text = "";
+	char why[4400];
+	int canceling;
+
+	if (k < 0)
+		return;
+	canceling = b->runs[k].canceling;
+	runs_release(b, &b->runs[k]);
+	(void)msg_get_str(m, "code", &code, NULL);
+	(void)msg_get_str(m, "text", &text, NULL);
+	if (canceling == 1)
+		snprintf(why, sizeof(why),
+		    "interrupted: %s", text);
+	else if (canceling == 2)
+		snprintf(why, sizeof(why),
+		    "it did not end within %llu s and was canceled: %s",
+		    (unsigned long long)b->runs[k].deadline_ms / 1000, text);
+	else
+		snprintf(why, sizeof(why), "the call failed (%s): %s", code,
+		    text);
+	runs_error(b, (size_t)k, "run", why);
+	runs_kick(b, now);
+}
+
+/* runs_lost - the worker of slot is gone under its RUN. */
+void
+runs_lost(struct broker *b, int slot, uint64_t now)
+{
+	size_t k = 0;
+
+	if (slot < 0)
+		return;
+	while (k < b->nruns) {
+		if (b->runs[k].state != RUNS_RUN || b->runs[k].worker != slot) {
+			k++;
+			continue;
+		}
+		b->runs[k].worker = -1;
+		runs_error(b, k, "run",
+		    b->runs[k].canceling == 1
+			? "interrupted: its worker was killed with "
+			  "everything it ran; the call's effects are unknown"
+			: "the worker running this call died; the call's "
+			  "effects are unknown");
+	}
+	runs_kick(b, now);
+}
+
+/* runs_kick - start the RUNs waiting for a worker, oldest first. */
+void
+runs_kick(struct broker *b, uint64_t now)
+{
+	size_t k = 0;
+
+	while (k < b->nruns && !b->stopping) {
+		if (b->runs[k].state != RUNS_WAIT) {
+			k++;
+			continue;
+		}
+		if (runs_start(b, k, now) != RUNS_ENDED)
+			k++;
+	}
+}
+
+/* runs_tick - deadlines, and the clients' presence (see runs.h). */
+void
+runs_tick(struct broker *b, uint64_t now)
+{
+	struct msg *probe;
+	size_t k = 0;
+
+	if (b->nruns == 0)
+		return;
+	probe = msg_new(MSG_PONG);
+	msg_set_int(probe, "rid", 0);
+	msg_set_int(probe, "seq", (int64_t)b->clients.seq);
+	while (k < b->nruns) {
+		struct runs_job *r = &b->runs[k];
+
+		(void)runs_send(b, r, probe);
+		if (r->gone && r->state == RUNS_WAIT) {
+			runs_error(b, k, "run", "its client is gone");
+			continue;
+		}
+		if (r->state == RUNS_RUN && r->canceling && now >= r->cancel_at) {
+			/* It did not answer its CANCEL: its process goes,
+			 * and whatever it ran with it. */
+			if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
+				(void)pool_kill(&b->pool, &b->pool.w[r->worker],
+				    "did not stop a canceled call", now);
+			r->worker = -1;
+			runs_error(b, k, "run",
+			    "it was canceled and its worker did not stop: the "
+			    "worker was killed with everything it ran; the "
+			    "call's effects are unknown");
+			continue;
+		}
+		if (r->state == RUNS_RUN && !r->canceling &&
+		    (r->gone || now >= r->deadline)) {
+			struct msg *c = msg_new(MSG_CANCEL);
+
+			r->canceling = r->gone ? 3 : 2;
+			r->cancel_at = now + TURN_CANCEL_MS;
+			msg_set_int(c, "job", (int64_t)r->job);
+			if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
+				(void)msg_send(b->wsock, c,
+				    &b->pool.w[r->worker].ident);
+			msg_destroy(&c);
+		}
+		k++;
+	}
+	msg_destroy(&probe);
+}
+
+/* runs_count - RUNs waiting and running. */
+void
+runs_count(const struct broker *b, unsigned *waiting, unsigned *running)
+{
+	size_t k;
+
+	*waiting = *running = 0;
+	for (k = 0; k < b->nruns; k++) {
+		if (b->runs[k].state == RUNS_WAIT)
+			(*waiting)++;
+		else
+			(*running)++;
+	}
+}
+
+/* runs_stop - shirod stops: every RUN ends. */
+void
+runs_stop(struct broker *b)
+{
+	while (b->nruns > 0) {
+		struct runs_job *r = &b->runs[b->nruns - 1];
+
+		if (r->state == RUNS_RUN && r->worker >= 0 &&
+		    (unsigned)r->worker < b->pool.n) {
+			struct msg *c = msg_new(MSG_CANCEL);
+
+			msg_set_int(c, "job", (int64_t)r->job);
+			(void)msg_send(
+			    b->wsock, c, &b->pool.w[r->worker].ident);
+			msg_destroy(&c);
+			runs_release(b, r);
+		}
+		runs_error(b, b->nruns - 1, "stopping",
+		    "shirod is stopping: the call was canceled; its effects "
+		    "are unknown");
+	}
+}
+
+/* runs_free - release the RUNs' memory. */
+void
+runs_free(struct broker *b)
+{
+	while (b->nruns > 0)
+		runs_forget(b, b->nruns - 1);
+	free(b->runs);
+	b->runs = NULL;
+	b->runs_cap = 0;
+}
