@@ -522,12 +522,12 @@ call_args_text(const struct turn_call *c)
 
 /* call_deadline_ms - how long c may run before it is canceled. */
 static uint64_t
-call_deadline_ms(const struct turn_call *c)
+call_deadline_ms(const struct broker *b, const struct turn_call *c)
 {
 	json_t *v;
 
 	if (c->kind != TURN_K_EXEC)
-		return TURN_TOOL_DEADLINE_MS;
+		return b->cfg.turns.file_tool_ms;
 	v = json_object_get(c->args, "timeout");
 	if (json_is_integer(v) && json_integer_value(v) > 0 &&
 	    json_integer_value(v) <= TOOL_BASH_TIMEOUT_MAX)
@@ -551,7 +551,7 @@ call_start(struct broker *b, struct turn *t, struct turn_call *c, uint64_t now)
 	struct msg_val *d;
 	struct msg *m;
 	unsigned failed = 0;
-	uint64_t ms = call_deadline_ms(c);
+	uint64_t ms = call_deadline_ms(b, c);
 	char *args;
 	int rc;
 

@@ -292,7 +292,7 @@ config_turns(json_t *root, struct config *cfg, char **errp)
 {
 	static const char *const keys[] = {"provider", "model", "maxTokens",
 	    "thinking", "maxSteps", "trustedWorkspaces", "pruneBytes",
-	    "approvalTimeoutMs", "workspaceIdleMs", NULL};
+	    "approvalTimeoutMs", "workspaceIdleMs", "fileToolMs", NULL};
 	struct config_turns *t = &cfg->turns;
 	json_t *sec, *arr, *v;
 	size_t k;
@@ -317,7 +317,9 @@ config_turns(json_t *root, struct config *cfg, char **errp)
 	    (rc = config_u(sec, "turns", "approvalTimeoutMs", 1000, 86400000,
 		 &t->approval_ms, errp)) != 0 ||
 	    (rc = config_u(sec, "turns", "workspaceIdleMs", 100, 86400000,
-		 &t->workspace_idle_ms, errp)) != 0)
+		 &t->workspace_idle_ms, errp)) != 0 ||
+	    (rc = config_u(sec, "turns", "fileToolMs", 1000, 3600000,
+		 &t->file_tool_ms, errp)) != 0)
 		return rc;
 	if (t->thinking != 0 && t->thinking < 1024)
 		return config_fail(errp,
@@ -873,6 +875,7 @@ config_defaults(const char *home, struct config *cfg)
 	cfg->turns.prune_bytes = CONFIG_PRUNE_BYTES;
 	cfg->turns.approval_ms = CONFIG_APPROVAL_MS;
 	cfg->turns.workspace_idle_ms = CONFIG_WORKSPACE_IDLE_MS;
+	cfg->turns.file_tool_ms = CONFIG_FILE_TOOL_MS;
 	cfg->clients.max = 256;
 	cfg->clients.replay = 4096;
 	cfg->clients.rate = 50000;

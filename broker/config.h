@@ -39,6 +39,7 @@
 #define CONFIG_PRUNE_BYTES 400000
 #define CONFIG_APPROVAL_MS 600000
 #define CONFIG_WORKSPACE_IDLE_MS 300000
+#define CONFIG_FILE_TOOL_MS 120000
 /* Calls in flight per model worker (READY's jobs), default and most. */
 #define CONFIG_PROVIDER_JOBS 4
 #define CONFIG_PROVIDER_JOBS_MAX 16
@@ -118,6 +119,7 @@ struct config_turns {
 	unsigned prune_bytes; /* a turn's own parts past this are pruned */
 	unsigned approval_ms; /* an approval unanswered this long is no */
 	unsigned workspace_idle_ms; /* idle workspace workers stop */
+	unsigned file_tool_ms; /* a file tool's call is canceled after this */
 };
 
 /* What a turn may spend; 0 is no limit. */

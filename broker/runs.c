@@ -99,12 +99,12 @@ runs_release(struct broker *b, struct runs_job *r)
 /* runs_deadline_ms - how long the call may run: a command its timeout
  * and the grace a turn's command gets, a file tool what a turn's gets. */
 static uint64_t
-runs_deadline_ms(const char *tool, json_t *args)
+runs_deadline_ms(const struct broker *b, const char *tool, json_t *args)
 {
 	json_t *v;
 
 	if (strcmp(tool, "bash") != 0)
-		return TURN_TOOL_DEADLINE_MS;
+		return b->cfg.turns.file_tool_ms;
 	v = json_object_get(args, "timeout");
 	if (json_is_integer(v) && json_integer_value(v) > 0 &&
 	    json_integer_value(v) <= TOOL_BASH_TIMEOUT_MAX)
@@ -259,7 +259,7 @@ runs_request(struct broker *b, const struct msg_ident *from,
 	/* The worker runs exactly what was read here. */
 	text = json_dumps(obj, JSON_COMPACT);
 	r->args = text != NULL ? text : xstrdup("{}");
-	r->deadline_ms = runs_deadline_ms(def->name, obj);
+	r->deadline_ms = runs_deadline_ms(b, def->name, obj);
 	json_decref(obj);
 	r->workspace = ws;
 	r->role = def->kind == TOOL_EXEC ? CONFIG_ROLE_TOOL : CONFIG_ROLE_FS;

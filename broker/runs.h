@@ -14,7 +14,7 @@
  *
  * Bounds: RUNS_MAX RUNs at once for all clients, RUNS_PER_CLIENT for
  * one; a deadline as a turn's call has (the command's timeout plus
- * TURN_TOOL_GRACE_MS, TURN_TOOL_DEADLINE_MS for a file tool), then
+ * TURN_TOOL_GRACE_MS, turns.fileToolMs for a file tool), then
  * CANCEL, and the worker killed when it has not answered within
  * TURN_CANCEL_MS.  A client that is gone (its connection closed: shirod
  * sends it a PONG every tick while its RUN lasts) has its RUN canceled.

@@ -44,9 +44,8 @@ struct pool_worker;
 
 /* A turn's model call still unanswered after this is canceled (D9). */
 #define TURN_CALL_DEADLINE_MS 600000
-/* A file tool's call unanswered after this is canceled; bash gets its
- * own timeout and this much more. */
-#define TURN_TOOL_DEADLINE_MS 120000
+/* A file tool's call unanswered after turns.fileToolMs (2 minutes) is
+ * canceled; bash gets its own timeout and this much more. */
 #define TURN_TOOL_GRACE_MS 30000
 /* A canceled call's worker has this long to answer before it is
  * killed. */

@@ -227,12 +227,30 @@ agent_wait(struct agent *A, uint64_t id, struct agent_policy *p, long ms,
 	const char *ev, *code, *text;
 	struct msg *r;
 
+	uint64_t ping_at = 0, now;
+	long wait;
+
 	memset(o, 0, sizeof(*o));
 	o->id = id;
-	while (tsd_now_ms() < end) {
-		r = tsd_recv(A->sock, (long)(end - tsd_now_ms()));
+	while ((now = tsd_now_ms()) < end) {
+		/* A client that says nothing for 10 s is forgotten, and gets
+		 * no more events: ping both, as the real client does. */
+		if (now >= ping_at) {
+			struct msg *ping = msg_new(MSG_PING);
+
+			msg_set_int(ping, "rid", 1);
+			(void)msg_send(A->sock, ping, NULL);
+			if (A->approver != NULL)
+				(void)msg_send(A->approver, ping, NULL);
+			msg_destroy(&ping);
+			ping_at = now + 2000;
+		}
+		wait = (long)(end - now);
+		if (wait > 1000)
+			wait = 1000;
+		r = tsd_recv(A->sock, wait);
 		if (r == NULL)
-			break;
+			continue;
 		if (msg_type(r) != MSG_EVENT ||
 		    msg_get_str(r, "ev", &ev, NULL) != 0 ||
 		    msg_get_uint(r, "id", &eid) != 0 || eid != id ||
@@ -2205,6 +2223,98 @@ a_run_whose_worker_is_deaf_ends(void)
 	agent_stop(&A);
 }
 
+/*
+ * Deadlines of calls that run on (tests/worker_testrole.c as the tool
+ * and fs workers, heartbeating, never answering, silent once canceled):
+ * a RUN of read_file is canceled after turns.fileToolMs (2 s here); a
+ * turn's bash and a RUN, each with a timeout of 1 s, in two workspaces
+ * side by side, are canceled at the timeout plus 30 s and not before,
+ * their workers killed within the 5 s a CANCEL allows (or 3 s of missed
+ * heartbeats); the turn goes on, the RUN ends with ERROR run; both say
+ * their effects are unknown.
+ */
+static void
+calls_past_their_deadline_are_stopped(void)
+{
+	struct agent A;
+	struct outcome o;
+	struct agent_policy p = {answer_yes, NULL, NULL, 0};
+	char *deaf, *s, ws2[PATH_MAX];
+	const char *why = "";
+	struct msg *r;
+	uint64_t id, rid, t0, run_ms, turn_ms;
+	void *runner;
+
+	agent_start(&A,
+	    "{'strict': true, 'responses': ["
+	    " {'tools': [{'id': 'b1', 'name': 'bash', 'input': {'command': "
+	    "'keep-alive', 'timeout': 1}}]}, {'text': 'Past the deadline.'}]}",
+	    NULL, NULL, NULL);
+	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
+	if (access(deaf, X_OK) != 0)
+		harness_skip("%s is not built", deaf);
+	tsd_close(&A.sock);
+	tsd_close(&A.approver);
+	(void)tsd_stop(A.pid);
+	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
+		      "\"offline\", \"count\": 1}, {\"role\": \"model\", "
+		      "\"provider\": \"mock\", \"count\": 1}, {\"role\": "
+		      "\"tool\", \"count\": 0, \"path\": \"%s\"}, {\"role\": "
+		      "\"fs\", \"count\": 0, \"path\": \"%s/testrole-fs\"}]",
+	    deaf, A.home);
+	{
+		char *link = xasprintf("%s/testrole-fs", A.home);
+
+		CHECK(symlink(deaf, link) == 0);
+		free(link);
+	}
+	agent_config(&A, "anthropic", ", \"fileToolMs\": 2000", s);
+	free(s);
+	free(deaf);
+	agent_start_shirod(&A);
+	snprintf(ws2, sizeof(ws2), "%s/ws2", harness_tmpdir());
+	CHECK(mkdir(ws2, 0755) == 0);
+	/* A file tool: turns.fileToolMs, 2 s here. */
+	t0 = tsd_now_ms();
+	r = agent_run(A.approver, "read_file", "{\"path\":\"keep-alive\"}",
+	    ws2, NULL, 30000);
+	run_ms = tsd_now_ms() - t0;
+	CHECKF(strcmp(agent_run_code(r), "run") == 0, "%s", agent_run_code(r));
+	msg_destroy(&r);
+	CHECKF(run_ms >= 2000 && run_ms < 15000,
+	    "the file tool's RUN ended after %llu ms",
+	    (unsigned long long)run_ms);
+	t0 = tsd_now_ms();
+	runner = tsd_attach(A.home, "test_agent runner");
+	CHECK(runner != NULL);
+	rid = agent_run_start(runner, "bash",
+	    "{\"command\":\"keep-alive\",\"timeout\":1}", ws2);
+	CHECK(rid != 0);
+	id = agent_send(A.sock, "run it past its deadline", 1, A.ws, "yolo");
+	agent_wait(&A, id, &p, 90000, &o);
+	turn_ms = tsd_now_ms() - t0;
+	r = agent_run_end(runner, rid, NULL, 60000);
+	run_ms = tsd_now_ms() - t0;
+	tsd_close(&runner);
+	CHECKF(strcmp(agent_run_code(r), "run") == 0, "%s", agent_run_code(r));
+	(void)msg_get_str(r, "text", &why, NULL);
+	CHECKF(strstr(why, "unknown") != NULL, "%s", why);
+	msg_destroy(&r);
+	CHECKF(strcmp(o.code, "ok") == 0, "%s: %s | %s", o.code, o.text,
+	    o.evs.data);
+	CHECK_EQ_STR(o.text, "Past the deadline.");
+	CHECKF(o.tools.data != NULL && strstr(o.tools.data, "unknown") != NULL,
+	    "%s | %s", o.tools.data ? o.tools.data : "(no tool events)",
+	    o.evs.data);
+	/* 1 s + 30 s, then at most 5 s; room for a loaded machine. */
+	CHECKF(run_ms >= 31000 && run_ms < 50000, "the RUN ended after %llu ms",
+	    (unsigned long long)run_ms);
+	CHECKF(turn_ms >= 31000 && turn_ms < 60000,
+	    "the turn ended after %llu ms", (unsigned long long)turn_ms);
+	outcome_free(&o);
+	agent_stop(&A);
+}
+
 static const struct harness_test tests[] = {
     HT_SLOW(reads_edits_runs_and_answers, 120),
     HT_SLOW(denied_calls_never_run, 120),
@@ -2224,6 +2334,7 @@ static const struct harness_test tests[] = {
     HT_SLOW(a_33rd_workspace_takes_the_oldest_slot, 180),
     HT_SLOW(a_person_runs_tools_in_a_workspace, 180),
     HT_SLOW(a_run_whose_worker_is_deaf_ends, 120),
+    HT_SLOW(calls_past_their_deadline_are_stopped, 150),
 };
 
 HARNESS_MAIN(tests)

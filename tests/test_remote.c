@@ -1726,6 +1726,24 @@ remote_run_and_tool(void)
 	    rt_text(out));
 	rt_file_is(ws, "made.txt", "it's a \"word\" $HOME  two\n");
 
+	/* A remote saved with its workspace: run works there without
+	 * --workspace (an attached session that ends at once, stdin being
+	 * empty, saves it). */
+	rc = rt_shiro(chome, out, NULL, 30000, "attach", b.cep, "--server-key",
+	    b.key, "--save", "box", "--workspace", ws, (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "saved remote box"), "exit %d: %s", rc,
+	    rt_text(out));
+	rc = rt_shiro(chome, out, NULL, 60000, "--remote", "box", "run", "--",
+	    "sh", "-c", "pwd > where.txt", (char *)NULL);
+	CHECKF(rc == 0, "exit %d: %s", rc, rt_text(out));
+	{
+		char want[PATH_MAX + 2], real[PATH_MAX];
+
+		CHECK(realpath(ws, real) != NULL);
+		snprintf(want, sizeof(want), "%s\n", real);
+		rt_file_is(ws, "where.txt", want);
+	}
+
 	/* Usage the box cannot take: exit 2, nothing sent. */
 	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
 	    "--server-key", b.key, "run", "--", "touch", "nows.txt",

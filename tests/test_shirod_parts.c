@@ -74,6 +74,7 @@ config_defaults_are_the_designs(void)
 	CHECK_EQ_INT(cfg.turns.prune_bytes, 400000);
 	CHECK_EQ_INT(cfg.turns.approval_ms, 600000);
 	CHECK_EQ_INT(cfg.turns.workspace_idle_ms, 300000);
+	CHECK_EQ_INT(cfg.turns.file_tool_ms, 120000);
 	CHECK_EQ_INT(cfg.limits.turn_tokens, 0);
 	CHECK_EQ_INT(cfg.limits.turn_uusd, 0);
 	CHECK_EQ_INT(cfg.limits.day_uusd, 0);
@@ -108,7 +109,7 @@ config_reads_every_section(void)
 	    "   \"failures\": 4, \"provider\": \"claude\"},"
 	    " \"turns\": {\"provider\": \"claude\", \"maxSteps\": 7,"
 	    "   \"pruneBytes\": 9000, \"approvalTimeoutMs\": 2000,"
-	    "   \"workspaceIdleMs\": 300},"
+	    "   \"workspaceIdleMs\": 300, \"fileToolMs\": 4500},"
 	    " \"limits\": {\"maxTurnTokens\": 123456,"
 	    "   \"maxSpendUsd\": {\"turn\": 0.25, \"day\": 3}},"
 	    " \"heartbeat\": {\"intervalMs\": 100, \"liveness\": 5,"
@@ -147,6 +148,7 @@ config_reads_every_section(void)
 	CHECK_EQ_INT(cfg.turns.prune_bytes, 9000);
 	CHECK_EQ_INT(cfg.turns.approval_ms, 2000);
 	CHECK_EQ_INT(cfg.turns.workspace_idle_ms, 300);
+	CHECK_EQ_INT(cfg.turns.file_tool_ms, 4500);
 	CHECK_EQ_INT(cfg.limits.turn_tokens, 123456);
 	CHECK_EQ_INT(cfg.limits.turn_uusd, 250000);
 	CHECK_EQ_INT(cfg.limits.day_uusd, 3000000);
@@ -230,6 +232,7 @@ config_errors_name_the_key(void)
 	    {"{\"turns\": {\"pruneBytes\": 10}}", "turns.pruneBytes"},
 	    {"{\"turns\": {\"approvalTimeoutMs\": 0}}",
 		"turns.approvalTimeoutMs"},
+	    {"{\"turns\": {\"fileToolMs\": 999}}", "turns.fileToolMs"},
 	    {"{\"network\": [true]}", "network: must be an object"},
 	};
 	struct config cfg;

@@ -52,11 +52,20 @@ testrole_service(struct worker *w, const struct msg *job, struct msg *result)
 	if (strcmp(kind, "tool") == 0) {
 		/* A tool worker deaf to CANCEL (test_agent): it says it
 		 * started, then neither reads its socket nor answers for
-		 * 60 s, so that shirod must kill it. */
+		 * 60 s, so that shirod must kill it.  With "keep-alive" in
+		 * its arguments it heartbeats meanwhile (a call that runs on
+		 * and on), and goes silent only once canceled. */
+		const char *args =
+		    data != NULL ? msg_val_str(data, "args") : NULL;
+		int alive = args != NULL && strstr(args, "keep-alive") != NULL;
+
 		if ((rc = worker_chunk(w, "started\n", 8)) < 0)
 			return rc;
-		for (k = 0; k < 6000; k++)
+		for (k = 0; k < 6000; k++) {
+			if (alive)
+				(void)worker_poll(w);
 			nanosleep(&tick, NULL);
+		}
 		msg_set_str(result, "text", "deaf done");
 		return 0;
 	}
@@ -76,7 +85,7 @@ testrole_service(struct worker *w, const struct msg *job, struct msg *result)
 	return -SHIRO_ERR_UNSUPP;
 }
 
-static const struct worker_role testrole = {
+static struct worker_role testrole = {
     .role = "tool",
     .provider = "test",
     .jobs = 1,
@@ -86,9 +95,14 @@ static const struct worker_role testrole = {
     .service = testrole_service,
 };
 
-/* main - run the test worker. */
+/* main - run the test worker; started by a name ending in "-fs" (a
+ * link, as test_agent makes), it says it is a workspace's fs worker. */
 int
 main(int argc, char **argv)
 {
+	size_t n = argc > 0 ? strlen(argv[0]) : 0;
+
+	if (n >= 3 && strcmp(argv[0] + n - 3, "-fs") == 0)
+		testrole.role = "fs";
 	worker_main(argc, argv, &testrole);
 }
