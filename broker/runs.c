@@ -165,7 +165,8 @@ runs_start(struct broker *b, size_t k, uint64_t now)
 	rc = msg_send(b->wsock, m, &w->ident);
 	msg_destroy(&m);
 	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
-		(void)pool_kill(&b->pool, w, "cannot take a person's call", now);
+		(void)pool_kill(
+		    &b->pool, w, "cannot take a person's call", now);
 		r->job = 0;
 		return RUNS_WAITS;
 	}
@@ -217,12 +218,12 @@ runs_request(struct broker *b, const struct msg_ident *from,
 		    tool != NULL ? tool : "(none)", turn_chat_tools());
 		return;
 	}
-	obj = json_loads(args != NULL ? args : "", JSON_REJECT_DUPLICATES,
-	    &jerr);
+	obj =
+	    json_loads(args != NULL ? args : "", JSON_REJECT_DUPLICATES, &jerr);
 	if (obj == NULL || !json_is_object(obj)) {
 		out_error(b, from, rid, "args",
-		    "%s: the arguments must be one JSON object (%s)",
-		    def->name, obj != NULL ? "not an object" : jerr.text);
+		    "%s: the arguments must be one JSON object (%s)", def->name,
+		    obj != NULL ? "not an object" : jerr.text);
 		json_decref(obj);
 		return;
 	}
@@ -233,7 +234,8 @@ runs_request(struct broker *b, const struct msg_ident *from,
 		json_decref(obj);
 		return;
 	}
-	if (b->nruns >= RUNS_MAX || runs_client_count(b, from) >= RUNS_PER_CLIENT) {
+	if (b->nruns >= RUNS_MAX ||
+	    runs_client_count(b, from) >= RUNS_PER_CLIENT) {
 		out_error(b, from, rid, "run",
 		    "%s runs at once already (%u for one client, %u in "
 		    "all); try again when one ended",
@@ -246,8 +248,7 @@ runs_request(struct broker *b, const struct msg_ident *from,
 	}
 	if (b->nruns == b->runs_cap) {
 		b->runs_cap = b->runs_cap ? b->runs_cap * 2 : 4;
-		b->runs =
-		    xreallocarray(b->runs, b->runs_cap, sizeof(*b->runs));
+		b->runs = xreallocarray(b->runs, b->runs_cap, sizeof(*b->runs));
 	}
 	r = &b->runs[b->nruns++];
 	memset(r, 0, sizeof(*r));
@@ -336,7 +337,8 @@ runs_slot(const struct broker *b, uint64_t job)
 
 /* runs_of - the RUN that w holds, named by m's job; its index or -1. */
 static long
-runs_of(const struct broker *b, const struct pool_worker *w, const struct msg *m)
+runs_of(
+    const struct broker *b, const struct pool_worker *w, const struct msg *m)
 {
 	uint64_t job = 0;
 	long k;
@@ -408,8 +410,8 @@ runs_outcome(struct msg_val *d, json_t *doc)
 
 /* runs_result - the RUN's RESULT: its document, to the client. */
 void
-runs_result(struct broker *b, struct pool_worker *w, const struct msg *m,
-    uint64_t now)
+runs_result(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
 {
 	long k = runs_of(b, w, m);
 	struct runs_job *r;
@@ -464,8 +466,8 @@ runs_result(struct broker *b, struct pool_worker *w, const struct msg *m,
 
 /* runs_fail - the RUN's FAIL: an ERROR run naming it. */
 void
-runs_fail(struct broker *b, struct pool_worker *w, const struct msg *m,
-    uint64_t now)
+runs_fail(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now)
 {
 	long k = runs_of(b, w, m);
 	const char *code = "failed", *text = "";
@@ -479,15 +481,14 @@ runs_fail(struct broker *b, struct pool_worker *w, const struct msg *m,
 	(void)msg_get_str(m, "code", &code, NULL);
 	(void)msg_get_str(m, "text", &text, NULL);
 	if (canceling == 1)
-		snprintf(why, sizeof(why),
-		    "interrupted: %s", text);
+		snprintf(why, sizeof(why), "interrupted: %s", text);
 	else if (canceling == 2)
 		snprintf(why, sizeof(why),
 		    "it did not end within %llu s and was canceled: %s",
 		    (unsigned long long)b->runs[k].deadline_ms / 1000, text);
 	else
-		snprintf(why, sizeof(why), "the call failed (%s): %s", code,
-		    text);
+		snprintf(
+		    why, sizeof(why), "the call failed (%s): %s", code, text);
 	runs_error(b, (size_t)k, "run", why);
 	runs_kick(b, now);
 }
@@ -552,7 +553,8 @@ runs_tick(struct broker *b, uint64_t now)
 			runs_error(b, k, "run", "its client is gone");
 			continue;
 		}
-		if (r->state == RUNS_RUN && r->canceling && now >= r->cancel_at) {
+		if (r->state == RUNS_RUN && r->canceling &&
+		    now >= r->cancel_at) {
 			/* It did not answer its CANCEL: its process goes,
 			 * and whatever it ran with it. */
 			if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
@@ -573,8 +575,8 @@ runs_tick(struct broker *b, uint64_t now)
 			r->cancel_at = now + TURN_CANCEL_MS;
 			msg_set_int(c, "job", (int64_t)r->job);
 			if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
-				(void)msg_send(b->wsock, c,
-				    &b->pool.w[r->worker].ident);
+				(void)msg_send(
+				    b->wsock, c, &b->pool.w[r->worker].ident);
 			msg_destroy(&c);
 		}
 		k++;

@@ -77,10 +77,10 @@ int runs_slot(const struct broker *b, uint64_t job);
 /* runs_chunk, runs_result, runs_fail - a RUN's worker said CHUNK,
  * RESULT or FAIL (w is the slot it came from). */
 void runs_chunk(struct broker *b, struct pool_worker *w, const struct msg *m);
-void runs_result(struct broker *b, struct pool_worker *w, const struct msg *m,
-    uint64_t now);
-void runs_fail(struct broker *b, struct pool_worker *w, const struct msg *m,
-    uint64_t now);
+void runs_result(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
+void runs_fail(
+    struct broker *b, struct pool_worker *w, const struct msg *m, uint64_t now);
 
 /* runs_lost - the worker of slot is gone: its RUN ends, effects unknown. */
 void runs_lost(struct broker *b, int slot, uint64_t now);

@@ -988,9 +988,9 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		if (cl == NULL || !cl->attached) {
 			out_error(b, from, rid, "hello",
 			    "only an attached client may %s: say HELLO first",
-			    t == MSG_APPROVE ? "answer an approval"
-			    : t == MSG_RUN   ? "run a tool"
-					     : "interrupt a turn");
+			    t == MSG_APPROVE   ? "answer an approval"
+				: t == MSG_RUN ? "run a tool"
+					       : "interrupt a turn");
 			break;
 		}
 		if (t == MSG_APPROVE)

@@ -881,10 +881,9 @@ turn_workspace(const struct broker *b, const char *cwd, char **whyp)
 	n = strlen(home);
 	if (strncmp(real, home, n) == 0 &&
 	    (real[n] == '\0' || real[n] == '/')) {
-		*whyp =
-		    xasprintf("%.200s is inside the chat's home %.200s, "
-			      "which the workers hide",
-			real, home);
+		*whyp = xasprintf("%.200s is inside the chat's home %.200s, "
+				  "which the workers hide",
+		    real, home);
 		return NULL;
 	}
 	return xstrdup(real);

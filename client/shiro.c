@@ -766,7 +766,8 @@ shiro_remote_ws(const struct shiro *s, const char *cmd, const char *ws)
 		    "--workspace DIR (an absolute path there), or save it "
 		    "with the remote (shiro attach ... --save NAME "
 		    "--workspace DIR)",
-		    strcmp(cmd, "run") == 0 ? "run the command" : "call the tool");
+		    strcmp(cmd, "run") == 0 ? "run the command"
+					    : "call the tool");
 		return NULL;
 	}
 	if (!keys_workspace_ok(ws)) {
@@ -787,8 +788,8 @@ shiro_remote_ws(const struct shiro *s, const char *cmd, const char *ws)
  * network in that jail, as for its turns' commands: --net is refused.
  */
 static int
-shiro_run_remote(struct shiro *s, const struct shiro_pass *p, int argc,
-    char **argv)
+shiro_run_remote(
+    struct shiro *s, const struct shiro_pass *p, int argc, char **argv)
 {
 	const char *ws = NULL, *timeout = NULL;
 	struct buf args = BUF_INIT;

@@ -2011,43 +2011,36 @@ a_person_runs_tools_in_a_workspace(void)
 	CHECK(anon != NULL);
 	r = agent_run(anon, "bash", "{\"command\":\"touch anon.txt\"}", A.ws,
 	    NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "hello") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(
+	    strcmp(agent_run_code(r), "hello") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	tsd_close(&anon);
 
 	/* Bad requests: refused, nothing run. */
 	r = agent_run(A.sock, "zoom", "{\"id\":0,\"n\":1}", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	r = agent_run(A.sock, "no_such_tool", "{}", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	r = agent_run(A.sock, "bash", "[\"touch bad.txt\"]", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	r = agent_run(A.sock, "bash", "{\"command\":", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
-	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", "/", NULL,
-	    10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
-	    agent_run_code(r));
+	r = agent_run(
+	    A.sock, "bash", "{\"command\":\"touch x\"}", "/", NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", "relative",
 	    NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
-	    agent_run_code(r));
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	home_ws = xasprintf("%s/run", A.home);
-	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", home_ws,
-	    NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s",
-	    agent_run_code(r));
+	r = agent_run(
+	    A.sock, "bash", "{\"command\":\"touch x\"}", home_ws, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	free(home_ws);
 	CHECK(!agent_exists(&A, "anon.txt") && !agent_exists(&A, "bad.txt") &&
@@ -2071,8 +2064,8 @@ a_person_runs_tools_in_a_workspace(void)
 	free(t);
 
 	/* A file tool, in the fs worker. */
-	r = agent_run(
-	    A.sock, "read_file", "{\"path\":\"answer.txt\"}", A.ws, NULL, 30000);
+	r = agent_run(A.sock, "read_file", "{\"path\":\"answer.txt\"}", A.ws,
+	    NULL, 30000);
 	CHECKF(r != NULL && msg_type(r) == MSG_REPLY && agent_run_bool(r, "ok"),
 	    "%s", agent_run_code(r));
 	{
@@ -2086,8 +2079,8 @@ a_person_runs_tools_in_a_workspace(void)
 
 	/* Its own timeout kills it. */
 	end = tsd_now_ms();
-	r = agent_run(A.sock, "bash", "{\"command\":\"sleep 30\",\"timeout\":1}",
-	    A.ws, NULL, 40000);
+	r = agent_run(A.sock, "bash",
+	    "{\"command\":\"sleep 30\",\"timeout\":1}", A.ws, NULL, 40000);
 	CHECKF(r != NULL && agent_run_bool(r, "timed_out"), "%s",
 	    agent_run_code(r));
 	CHECK(tsd_now_ms() - end < 25000);
@@ -2129,8 +2122,8 @@ a_person_runs_tools_in_a_workspace(void)
 	    "gone-never.txt\"}",
 	    A.ws);
 	CHECK(rid != 0);
-	CHECKF(agent_wait_file(&A, "gone-started.txt", 30000),
-	    "it did not start");
+	CHECKF(
+	    agent_wait_file(&A, "gone-started.txt", 30000), "it did not start");
 	tsd_close(&other);
 	end = tsd_now_ms() + 20000;
 	do {
@@ -2179,7 +2172,8 @@ a_run_whose_worker_is_deaf_ends(void)
 	free(s);
 	free(deaf);
 	agent_start_shirod(&A);
-	rid = agent_run_start(A.sock, "bash", "{\"command\":\"sleep 60\"}", A.ws);
+	rid =
+	    agent_run_start(A.sock, "bash", "{\"command\":\"sleep 60\"}", A.ws);
 	CHECK(rid != 0);
 	/* Its one piece of output says it runs. */
 	end = tsd_now_ms() + 30000;
@@ -2276,8 +2270,8 @@ calls_past_their_deadline_are_stopped(void)
 	CHECK(mkdir(ws2, 0755) == 0);
 	/* A file tool: turns.fileToolMs, 2 s here. */
 	t0 = tsd_now_ms();
-	r = agent_run(A.approver, "read_file", "{\"path\":\"keep-alive\"}",
-	    ws2, NULL, 30000);
+	r = agent_run(A.approver, "read_file", "{\"path\":\"keep-alive\"}", ws2,
+	    NULL, 30000);
 	run_ms = tsd_now_ms() - t0;
 	CHECKF(strcmp(agent_run_code(r), "run") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
@@ -2287,8 +2281,8 @@ calls_past_their_deadline_are_stopped(void)
 	t0 = tsd_now_ms();
 	runner = tsd_attach(A.home, "test_agent runner");
 	CHECK(runner != NULL);
-	rid = agent_run_start(runner, "bash",
-	    "{\"command\":\"keep-alive\",\"timeout\":1}", ws2);
+	rid = agent_run_start(
+	    runner, "bash", "{\"command\":\"keep-alive\",\"timeout\":1}", ws2);
 	CHECK(rid != 0);
 	id = agent_send(A.sock, "run it past its deadline", 1, A.ws, "yolo");
 	agent_wait(&A, id, &p, 90000, &o);

@@ -1756,8 +1756,8 @@ remote_run_and_tool(void)
 	CHECKF(rc == 2 && rt_has(out, "without network"), "exit %d: %s", rc,
 	    rt_text(out));
 	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
-	    "--server-key", b.key, "run", "--timeout", "601", "--workspace",
-	    ws, "--", "touch", "t.txt", (char *)NULL);
+	    "--server-key", b.key, "run", "--timeout", "601", "--workspace", ws,
+	    "--", "touch", "t.txt", (char *)NULL);
 	CHECKF(rc == 2, "exit %d: %s", rc, rt_text(out));
 	rc = rt_shiro(chome, out, NULL, 20000, "--endpoint", b.cep,
 	    "--server-key", b.key, "run", "--workspace", "box-run", "--",
