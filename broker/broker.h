@@ -168,6 +168,7 @@ struct broker {
 	struct runs_job *runs;
 	size_t nruns, runs_cap;
 	uint64_t runs_done;
+	uint64_t runs_reset_at; /* when a RUN last let a failed jail retry */
 
 	/* SENDs of this round. */
 	struct serve_send *sends;

@@ -268,8 +268,13 @@ runs_request(struct broker *b, const struct msg_ident *from,
 	r->worker = -1;
 	r->queued_at = now;
 	/* A workspace whose workers failed before is tried again, as a new
-	 * turn tries it. */
-	pool_ws_reset(&b->pool, ws);
+	 * turn tries it; at most every RUNS_RETRY_MS, so that a stream of
+	 * RUNs cannot make a stream of processes. */
+	if (b->runs_reset_at == 0 ||
+	    timer_since(now, b->runs_reset_at) >= RUNS_RETRY_MS) {
+		pool_ws_reset(&b->pool, ws);
+		b->runs_reset_at = now;
+	}
 	(void)runs_start(b, b->nruns - 1, now);
 }
 

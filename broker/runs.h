@@ -38,6 +38,9 @@ struct pool_worker;
  * (the final REPLY's `dropped`), as is output the client's queue could
  * not take. */
 #define RUNS_OUTPUT_MAX (64ULL << 20)
+/* A workspace whose workers could not start is tried again for a RUN at
+ * most this often (ERROR jail in between). */
+#define RUNS_RETRY_MS 10000
 
 enum runs_state {
 	RUNS_WAIT, /* no worker free yet */

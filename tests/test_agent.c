@@ -1643,12 +1643,18 @@ the_strict_mock_refuses_broken_shapes(void)
 	mock_stop(&mk);
 }
 
+static struct msg *agent_run(void *sock, const char *tool, const char *args,
+    const char *cwd, struct buf *out, long ms);
+static const char *agent_run_code(const struct msg *r);
+
 /* A tool worker that cannot start (its jail is unavailable) ends the
- * turn with done jail, and shiro -p exits 10. */
+ * turn with done jail, and shiro -p exits 10; a RUN there gets ERROR
+ * jail. */
 static void
 no_jail_ends_the_turn(void)
 {
 	struct agent A;
+	struct msg *r;
 	char *out, *fake, *s;
 	int rc;
 
@@ -1679,6 +1685,11 @@ no_jail_ends_the_turn(void)
 	CHECK(strstr(out, "\"outcome\":\"jail\",\"exit\":10") != NULL);
 	CHECK(strstr(out, "the jail is unavailable") != NULL);
 	free(out);
+	/* A person's RUN there is refused the same way. */
+	r = agent_run(A.sock, "bash", "{\"command\":\"true\"}", A.ws, NULL,
+	    30000);
+	CHECKF(strcmp(agent_run_code(r), "jail") == 0, "%s", agent_run_code(r));
+	msg_destroy(&r);
 	agent_stop(&A);
 }
 
