@@ -692,6 +692,31 @@ shiro_pass_opt(void *arg, int c, const char *optarg)
 	}
 }
 
+/* shiro_is_remote - whether s names a shirod on another machine
+ * (--remote, or a tcp:// endpoint): run and tool then go to it. */
+static int
+shiro_is_remote(const struct shiro *s)
+{
+	return s->remote != NULL ||
+	    (s->endpoint != NULL && strncmp(s->endpoint, "tcp://", 6) == 0);
+}
+
+/* shiro_here_only - fsck, export, import and doctor work on this
+ * machine (its store, its jail): with a remote shirod named they would
+ * check or copy something else than asked, so they are refused; 2, or
+ * -1 to go on. */
+static int
+shiro_here_only(const struct shiro *s, const char *cmd)
+{
+	if (!shiro_is_remote(s))
+		return -1;
+	return shiro_usage_error(cmd,
+	    "%s works on this machine (%s), not on the shirod at %s: run "
+	    "'shiro %s' on that machine",
+	    cmd, strcmp(cmd, "doctor") == 0 ? "its jail and providers" : s->home,
+	    s->remote != NULL ? s->remote : s->endpoint, cmd);
+}
+
 /*
  * shiro_run_store - fsck, export and import: shiro-store with the
  * command, its options and the home.
@@ -709,6 +734,8 @@ shiro_run_store(struct shiro *s, int argc, char **argv)
 	shiro_pass_add(&p, NULL);
 	shiro_pass_add(&p, cmd->name);
 	rc = shiro_parse(s, cmd, argc, argv, opts, shiro_pass_opt, &p, 0);
+	if (rc < 0)
+		rc = shiro_here_only(s, cmd->name);
 	if (rc >= 0)
 		goto out;
 	rc = SHIRO_EXIT_USAGE;
@@ -740,15 +767,6 @@ shiro_run_store(struct shiro *s, int argc, char **argv)
 out:
 	free(p.argv);
 	return rc;
-}
-
-/* shiro_is_remote - whether s names a shirod on another machine
- * (--remote, or a tcp:// endpoint): run and tool then go to it. */
-static int
-shiro_is_remote(const struct shiro *s)
-{
-	return s->remote != NULL ||
-	    (s->endpoint != NULL && strncmp(s->endpoint, "tcp://", 6) == 0);
 }
 
 #ifndef SHIRO_FRONT
@@ -897,6 +915,8 @@ shiro_run_doctor(struct shiro *s, int argc, char **argv)
 
 	rc = shiro_parse(
 	    s, shiro_find("doctor"), argc, argv, NULL, NULL, NULL, 0);
+	if (rc < 0)
+		rc = shiro_here_only(s, "doctor");
 	if (rc >= 0)
 		return rc;
 	if (optind < argc)

@@ -72,6 +72,11 @@ usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" run --timeout 0 \
 	--workspace /srv -- true
 usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" tool read_file \
 	'{"path":"a"}'
+# fsck, export, import and doctor work on this machine only.
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" fsck
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" export --gist "$tmp/g"
+usage_case --remote box import --gist "$tmp/g"
+usage_case --endpoint tcp://127.0.0.1:9 --server-key "$k" doctor
 usage_case send
 usage_case -p
 usage_case zoom 1
