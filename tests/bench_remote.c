@@ -164,6 +164,63 @@ br_rtt(void *sock, double *v, size_t n)
 	}
 }
 
+/* br_run - n RUNs of bash -lc true in ws on sock, each in us into v. */
+static void
+br_run(void *sock, const char *ws, double *v, size_t n)
+{
+	const struct msg_val *doc;
+	struct msg *m, *r;
+	size_t k;
+	double t;
+
+	for (k = 0; k < n; k++) {
+		m = msg_new(MSG_RUN);
+		msg_set_str(m, "tool", "bash");
+		msg_set_str(m, "args", "{\"command\":\"true\"}");
+		msg_set_str(m, "cwd", ws);
+		t = br_us();
+		r = tsd_call(sock, m, 30000, NULL);
+		v[k] = br_us() - t;
+		msg_destroy(&m);
+		if (r == NULL || msg_type(r) != MSG_REPLY ||
+		    msg_get_map(r, "doc", &doc) != 0 ||
+		    msg_val_get(doc, "result") == NULL)
+			br_die("a RUN did not end with its result");
+		msg_destroy(&r);
+	}
+}
+
+/* br_jail - n runs of shiro-jail -- bash -lc true in ws, here. */
+static void
+br_jail(const char *ws, double *v, size_t n)
+{
+	const char *jail = tsd_bin("shiro-jail");
+	size_t k;
+	double t;
+	pid_t pid;
+	int st;
+
+	for (k = 0; k < n; k++) {
+		t = br_us();
+		pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_RDWR);
+
+			if (fd >= 0) {
+				dup2(fd, 1);
+				dup2(fd, 2);
+			}
+			execl(jail, jail, "--workspace", ws, "--", "bash", "-lc",
+			    "true", (char *)NULL);
+			_exit(127);
+		}
+		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
+		    WEXITSTATUS(st) != 0)
+			br_die("shiro-jail -- true failed");
+		v[k] = br_us() - t;
+	}
+}
+
 /* br_status_rtt - STATUS over ipc and over tcp+CURVE, side by side. */
 static void
 br_status_rtt(void)
@@ -216,6 +273,46 @@ br_status_rtt(void)
 	printf("  tcp+CURVE on loopback:        p50 %.0f us, p99 %.0f us "
 	       "(p50 x%.2f of ipc)\n",
 	    p[2], p[3], p[0] > 0 ? p[2] / p[0] : 0);
+	/* shiro run in the box's workspace: a RUN over each, against the
+	 * jail started here, in turn. */
+	{
+		size_t rn = (size_t)bench_env("SHIRO_BENCH_RUNS", 60), rb = 10;
+		double *ri = xcalloc(rn, sizeof(double));
+		double *rt = xcalloc(rn, sizeof(double));
+		double *rj = xcalloc(rn, sizeof(double));
+		char ws[PATH_MAX];
+
+		snprintf(ws, sizeof(ws), "%s/run-ws", harness_tmpdir());
+		(void)mkdir(ws, 0700);
+		if (tsd_hello(is) != 0 || tsd_hello(ts) != 0)
+			br_die("no HELLO");
+		br_run(is, ws, ri, 3);
+		br_run(ts, ws, rt, 3);
+		br_jail(ws, rj, 3);
+		for (k = 0; k < rn; k += rb) {
+			size_t m = rn - k < rb ? rn - k : rb;
+
+			br_run(is, ws, ri + k, m);
+			br_run(ts, ws, rt + k, m);
+			br_jail(ws, rj + k, m);
+		}
+		p[0] = bench_pct(ri, rn, 0.5);
+		p[1] = bench_pct(rt, rn, 0.5);
+		p[2] = bench_pct(rj, rn, 0.5);
+		printf("RUN of bash -lc true (shiro run in the build box's "
+		       "workspace), %zu each, blocks of %zu in turn:\n",
+		    rn, rb);
+		printf("  shiro-jail here:       p50 %.0f us\n", p[2]);
+		printf("  RUN over ipc:          p50 %.0f us (x%.2f of the "
+		       "jail alone)\n",
+		    p[0], p[2] > 0 ? p[0] / p[2] : 0);
+		printf("  RUN over tcp+CURVE:    p50 %.0f us (x%.2f of the "
+		       "jail alone, %+.0f us against ipc)\n",
+		    p[1], p[2] > 0 ? p[1] / p[2] : 0, p[1] - p[0]);
+		free(ri);
+		free(rt);
+		free(rj);
+	}
 	zsock_close(&ts);
 	tsd_close(&is);
 	tsd_stop(pid);
