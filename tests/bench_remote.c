@@ -210,8 +210,8 @@ br_jail(const char *ws, double *v, size_t n)
 				dup2(fd, 1);
 				dup2(fd, 2);
 			}
-			execl(jail, jail, "--workspace", ws, "--", "bash", "-lc",
-			    "true", (char *)NULL);
+			execl(jail, jail, "--workspace", ws, "--", "bash",
+			    "-lc", "true", (char *)NULL);
 			_exit(127);
 		}
 		if (pid < 0 || waitpid(pid, &st, 0) != pid || !WIFEXITED(st) ||
