@@ -713,7 +713,8 @@ shiro_here_only(const struct shiro *s, const char *cmd)
 	return shiro_usage_error(cmd,
 	    "%s works on this machine (%s), not on the shirod at %s: run "
 	    "'shiro %s' on that machine",
-	    cmd, strcmp(cmd, "doctor") == 0 ? "its jail and providers" : s->home,
+	    cmd,
+	    strcmp(cmd, "doctor") == 0 ? "its jail and providers" : s->home,
 	    s->remote != NULL ? s->remote : s->endpoint, cmd);
 }
 

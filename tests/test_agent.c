@@ -1686,8 +1686,8 @@ no_jail_ends_the_turn(void)
 	CHECK(strstr(out, "the jail is unavailable") != NULL);
 	free(out);
 	/* A person's RUN there is refused the same way. */
-	r = agent_run(A.sock, "bash", "{\"command\":\"true\"}", A.ws, NULL,
-	    30000);
+	r = agent_run(
+	    A.sock, "bash", "{\"command\":\"true\"}", A.ws, NULL, 30000);
 	CHECKF(strcmp(agent_run_code(r), "jail") == 0, "%s", agent_run_code(r));
 	msg_destroy(&r);
 	agent_stop(&A);
