@@ -109,8 +109,14 @@ run_error(struct run_state *st, const struct msg *m)
 
 	(void)msg_get_str(m, "code", &code, NULL);
 	(void)msg_get_str(m, "text", &text, NULL);
-	render_printf(&b, "shiro %s: shirod did not run it (%s): %s\n",
-	    st->is_cmd ? "run" : "tool", code, text);
+	if (strcmp(code, "run") == 0)
+		render_printf(&b,
+		    "shiro %s: it ended on shirod's machine without a "
+		    "result: %s\n",
+		    st->is_cmd ? "run" : "tool", text);
+	else
+		render_printf(&b, "shiro %s: shirod did not run it (%s): %s\n",
+		    st->is_cmd ? "run" : "tool", code, text);
 	fputs(b.data, stderr);
 	buf_free(&b);
 	if (st->interrupted && strcmp(code, "run") == 0)
