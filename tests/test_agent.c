@@ -2150,6 +2150,18 @@ a_person_runs_tools_in_a_workspace(void)
 
 	/* None of it is in the chat. */
 	CHECK_EQ_INT(tsd_status_int(A.sock, "messages"), n0);
+
+	/* shirod stopping under a RUN ends it with ERROR stopping. */
+	rid = agent_run_start(A.sock, "bash",
+	    "{\"command\":\"echo s > stop-started.txt; sleep 60\"}", A.ws);
+	CHECK(rid != 0);
+	CHECKF(agent_wait_file(&A, "stop-started.txt", 30000),
+	    "it did not start");
+	CHECK(kill(A.pid, SIGTERM) == 0);
+	r = agent_run_end(A.sock, rid, NULL, 10000);
+	CHECKF(strcmp(agent_run_code(r), "stopping") == 0, "%s",
+	    agent_run_code(r));
+	msg_destroy(&r);
 	buf_free(&out);
 	agent_stop(&A);
 }
