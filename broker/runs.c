@@ -459,7 +459,15 @@ runs_result(
 	msg_val_set_int(d, "ms", (int64_t)timer_since(now, r->started_at));
 	msg_val_set_int(d, "output_bytes", (int64_t)r->out_bytes);
 	msg_val_set_int(d, "dropped", (int64_t)r->dropped);
-	(void)runs_send(b, r, rep);
+	if (runs_send(b, r, rep) == -SHIRO_ERR_PROTO) {
+		/* Never leave the client waiting for an end it cannot get. */
+		msg_destroy(&rep);
+		runs_error(b, (size_t)k, "run",
+		    "the call ended, but its result is larger than one "
+		    "message may be");
+		runs_kick(b, now);
+		return;
+	}
 	msg_destroy(&rep);
 	log_info("run %llu of %s (%s in %s) ended: %s",
 	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",

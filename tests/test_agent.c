@@ -2155,8 +2155,8 @@ a_person_runs_tools_in_a_workspace(void)
 	rid = agent_run_start(A.sock, "bash",
 	    "{\"command\":\"echo s > stop-started.txt; sleep 60\"}", A.ws);
 	CHECK(rid != 0);
-	CHECKF(agent_wait_file(&A, "stop-started.txt", 30000),
-	    "it did not start");
+	CHECKF(
+	    agent_wait_file(&A, "stop-started.txt", 30000), "it did not start");
 	CHECK(kill(A.pid, SIGTERM) == 0);
 	r = agent_run_end(A.sock, rid, NULL, 10000);
 	CHECKF(strcmp(agent_run_code(r), "stopping") == 0, "%s",
