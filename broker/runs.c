@@ -96,6 +96,20 @@ runs_release(struct broker *b, struct runs_job *r)
 	r->worker = -1;
 }
 
+/* runs_cancel - send CANCEL for r's job to its worker, if it has one. */
+static void
+runs_cancel(struct broker *b, const struct runs_job *r)
+{
+	struct msg *c;
+
+	if (r->worker < 0 || (unsigned)r->worker >= b->pool.n)
+		return;
+	c = msg_new(MSG_CANCEL);
+	msg_set_int(c, "job", (int64_t)r->job);
+	(void)msg_send(b->wsock, c, &b->pool.w[r->worker].ident);
+	msg_destroy(&c);
+}
+
 /* runs_deadline_ms - how long the call may run: a command its timeout
  * and the grace a turn's command gets, a file tool what a turn's gets. */
 static uint64_t
@@ -311,16 +325,9 @@ runs_interrupt(struct broker *b, const struct msg_ident *from, uint64_t rid,
 		return;
 	}
 	if (!b->runs[k].canceling) {
-		struct runs_job *r = &b->runs[k];
-		struct msg *c = msg_new(MSG_CANCEL);
-
-		r->canceling = 1;
-		r->cancel_at = now + TURN_CANCEL_MS;
-		msg_set_int(c, "job", (int64_t)r->job);
-		if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
-			(void)msg_send(
-			    b->wsock, c, &b->pool.w[r->worker].ident);
-		msg_destroy(&c);
+		b->runs[k].canceling = 1;
+		b->runs[k].cancel_at = now + TURN_CANCEL_MS;
+		runs_cancel(b, &b->runs[k]);
 	}
 }
 
@@ -582,15 +589,9 @@ runs_tick(struct broker *b, uint64_t now)
 		}
 		if (r->state == RUNS_RUN && !r->canceling &&
 		    (r->gone || now >= r->deadline)) {
-			struct msg *c = msg_new(MSG_CANCEL);
-
 			r->canceling = r->gone ? 3 : 2;
 			r->cancel_at = now + TURN_CANCEL_MS;
-			msg_set_int(c, "job", (int64_t)r->job);
-			if (r->worker >= 0 && (unsigned)r->worker < b->pool.n)
-				(void)msg_send(
-				    b->wsock, c, &b->pool.w[r->worker].ident);
-			msg_destroy(&c);
+			runs_cancel(b, r);
 		}
 		k++;
 	}
@@ -619,14 +620,8 @@ runs_stop(struct broker *b)
 	while (b->nruns > 0) {
 		struct runs_job *r = &b->runs[b->nruns - 1];
 
-		if (r->state == RUNS_RUN && r->worker >= 0 &&
-		    (unsigned)r->worker < b->pool.n) {
-			struct msg *c = msg_new(MSG_CANCEL);
-
-			msg_set_int(c, "job", (int64_t)r->job);
-			(void)msg_send(
-			    b->wsock, c, &b->pool.w[r->worker].ident);
-			msg_destroy(&c);
+		if (r->state == RUNS_RUN) {
+			runs_cancel(b, r);
 			runs_release(b, r);
 		}
 		runs_error(b, b->nruns - 1, "stopping",

@@ -218,15 +218,28 @@ shiro_global_opt(struct shiro *s, int c, const char *arg)
 		"help", no_argument, NULL, 'h' \
 	}
 
+/* shiro_is_key - whether arg has the form of a CURVE key in Z85: 40
+ * characters of its alphabet (which holds '-'; no option is that). */
+static int
+shiro_is_key(const char *arg)
+{
+	static const char z85[] = "0123456789abcdefghijklmnopqrstuvwxyz"
+				  "ABCDEFGHIJKLMNOPQRSTUVWXYZ.-:+=^!/*?&<>()"
+				  "[]{}@%$#";
+
+	return strlen(arg) == 40 && strspn(arg, z85) == 40;
+}
+
 /*
  * shiro_is_option - whether arg is written as an option: "--" or "-"
  * followed by a letter.  "- a list item", "-5 degrees", "-" and "--->"
- * are text, so a message may start with a dash.
+ * are text, so a message may start with a dash; so is a key, which may
+ * too ('shiro keys add client NAME -Ab...').
  */
 static int
 shiro_is_option(const char *arg)
 {
-	if (arg[0] != '-')
+	if (arg[0] != '-' || shiro_is_key(arg))
 		return 0;
 	if (arg[1] == '-')
 		return isalpha((unsigned char)arg[2]) != 0;

@@ -1693,6 +1693,38 @@ no_jail_ends_the_turn(void)
 	agent_stop(&A);
 }
 
+/*
+ * agent_testrole - restart A's shirod with tests/worker_testrole.c as
+ * every workspace's tool worker (and, with fs, as its fs worker too,
+ * through a link whose name makes it say so); turns are more turns
+ * settings ("" for none).  Skips when the test role is not built.
+ */
+static void
+agent_testrole(struct agent *A, const char *turns, int fs)
+{
+	char *role = xstrdup(tsd_bin("tests/worker_testrole")), *s, *link;
+
+	if (access(role, X_OK) != 0)
+		harness_skip("%s is not built", role);
+	tsd_close(&A->sock);
+	tsd_close(&A->approver);
+	(void)tsd_stop(A->pid);
+	link = xasprintf("%s/testrole-fs", A->home);
+	if (fs)
+		CHECK(symlink(role, link) == 0);
+	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
+		      "\"offline\", \"count\": 1}, {\"role\": \"model\", "
+		      "\"provider\": \"mock\", \"count\": 1}, {\"role\": "
+		      "\"tool\", \"count\": 0, \"path\": \"%s\"}%s%s%s]",
+	    role, fs ? ", {\"role\": \"fs\", \"count\": 0, \"path\": \"" : "",
+	    fs ? link : "", fs ? "\"}" : "");
+	agent_config(A, "anthropic", turns, s);
+	free(s);
+	free(link);
+	free(role);
+	agent_start_shirod(A);
+}
+
 /* A tool worker that stops answering under an interrupted call
  * (tests/worker_testrole.c as the tool worker: once its command started
  * it neither reads its socket, so never sees the CANCEL, nor sends a
@@ -1706,7 +1738,7 @@ a_worker_deaf_to_cancel_is_killed(void)
 	struct outcome o;
 	struct hook h = {&A, 0, "command", 0, 0};
 	struct agent_policy p = {answer_yes, interrupt_on_event, &h, 0};
-	char *deaf, *s, *log;
+	char *s, *log;
 	uint64_t id, took;
 
 	agent_start(&A,
@@ -1714,21 +1746,7 @@ a_worker_deaf_to_cancel_is_killed(void)
 	    " {'tools': [{'id': 'b1', 'name': 'bash', 'input': {'command': "
 	    "'sleep 60'}}]}, {'text': 'It was killed; going on.'}]}",
 	    NULL, NULL, NULL);
-	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
-	if (access(deaf, X_OK) != 0)
-		harness_skip("%s is not built", deaf);
-	tsd_close(&A.sock);
-	tsd_close(&A.approver);
-	(void)tsd_stop(A.pid);
-	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
-		      "\"offline\", \"count\": 1}, {\"role\": \"model\", "
-		      "\"provider\": \"mock\", \"count\": 1}, {\"role\": "
-		      "\"tool\", \"count\": 0, \"path\": \"%s\"}]",
-	    deaf);
-	agent_config(&A, "anthropic", "", s);
-	free(s);
-	free(deaf);
-	agent_start_shirod(&A);
+	agent_testrole(&A, "", 0);
 	id = agent_send(A.sock, "run the slow thing", 1, A.ws, NULL);
 	agent_wait(&A, id, &p, 60000, &o);
 	took = tsd_now_ms() - h.started_ms;
@@ -2176,25 +2194,11 @@ a_run_whose_worker_is_deaf_ends(void)
 	struct agent A;
 	struct buf out = BUF_INIT;
 	struct msg *m, *r;
-	char *deaf, *s;
 	const char *text;
 	uint64_t rid, end, took;
 
 	agent_start(&A, "{'strict': true, 'responses': []}", NULL, NULL, NULL);
-	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
-	if (access(deaf, X_OK) != 0)
-		harness_skip("%s is not built", deaf);
-	tsd_close(&A.sock);
-	tsd_close(&A.approver);
-	(void)tsd_stop(A.pid);
-	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
-		      "\"offline\", \"count\": 1}, {\"role\": \"tool\", "
-		      "\"count\": 0, \"path\": \"%s\"}]",
-	    deaf);
-	agent_config(&A, "anthropic", "", s);
-	free(s);
-	free(deaf);
-	agent_start_shirod(&A);
+	agent_testrole(&A, "", 0);
 	rid =
 	    agent_run_start(A.sock, "bash", "{\"command\":\"sleep 60\"}", A.ws);
 	CHECK(rid != 0);
@@ -2256,7 +2260,7 @@ calls_past_their_deadline_are_stopped(void)
 	struct agent A;
 	struct outcome o;
 	struct agent_policy p = {answer_yes, NULL, NULL, 0};
-	char *deaf, *s, ws2[PATH_MAX];
+	char ws2[PATH_MAX];
 	const char *why = "";
 	struct msg *r;
 	uint64_t id, rid, t0, run_ms, turn_ms;
@@ -2267,28 +2271,7 @@ calls_past_their_deadline_are_stopped(void)
 	    " {'tools': [{'id': 'b1', 'name': 'bash', 'input': {'command': "
 	    "'keep-alive', 'timeout': 1}}]}, {'text': 'Past the deadline.'}]}",
 	    NULL, NULL, NULL);
-	deaf = xstrdup(tsd_bin("tests/worker_testrole"));
-	if (access(deaf, X_OK) != 0)
-		harness_skip("%s is not built", deaf);
-	tsd_close(&A.sock);
-	tsd_close(&A.approver);
-	(void)tsd_stop(A.pid);
-	s = xasprintf(", \"workers\": [{\"role\": \"model\", \"provider\": "
-		      "\"offline\", \"count\": 1}, {\"role\": \"model\", "
-		      "\"provider\": \"mock\", \"count\": 1}, {\"role\": "
-		      "\"tool\", \"count\": 0, \"path\": \"%s\"}, {\"role\": "
-		      "\"fs\", \"count\": 0, \"path\": \"%s/testrole-fs\"}]",
-	    deaf, A.home);
-	{
-		char *link = xasprintf("%s/testrole-fs", A.home);
-
-		CHECK(symlink(deaf, link) == 0);
-		free(link);
-	}
-	agent_config(&A, "anthropic", ", \"fileToolMs\": 2000", s);
-	free(s);
-	free(deaf);
-	agent_start_shirod(&A);
+	agent_testrole(&A, ", \"fileToolMs\": 2000", 1);
 	snprintf(ws2, sizeof(ws2), "%s/ws2", harness_tmpdir());
 	CHECK(mkdir(ws2, 0755) == 0);
 	/* A file tool: turns.fileToolMs, 2 s here. */

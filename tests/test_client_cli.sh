@@ -214,6 +214,16 @@ else
 	no cli_missing_helper_exits_127 "rc=$rc: $(head -c 300 "$tmp/err")"
 fi
 
+# A key may start with '-' (Z85 has it): it is the key, not an option.
+dkey='-wAUD[ll<+n@66OlU)O]iMu]l4FmcAc^Z>A+T2=t'
+run_rc "$shiro" keys add client dashed "$dkey"
+if [ $rc -eq 0 ] && grep -q "admitted client dashed" "$tmp/out" &&
+	grep -qF -- "$dkey" "$SHIRO_HOME/keys/clients/dashed"* 2>/dev/null; then
+	ok cli_key_starting_with_a_dash
+else
+	no cli_key_starting_with_a_dash "rc=$rc: $(head -c 300 "$tmp/err")"
+fi
+
 # Starting a daemon that is not there, or that dies at once: exit 3, the
 # reason, and the end of its log.
 run_rc "$tmp/bin/shiro" send hi

@@ -570,6 +570,19 @@ rt_client_key(const char *home, char key[ZSOCK_KEY_Z85 + 1])
 	free(path);
 }
 
+/* rt_laptop - the client host's home (HARNESS/laptop) into chome, its
+ * key made and admitted on b as "laptop", and b serving it. */
+static void
+rt_laptop(const struct rt_broker *b, char *chome, size_t len)
+{
+	char ckey[ZSOCK_KEY_Z85 + 1];
+
+	snprintf(chome, len, "%s/laptop", harness_tmpdir());
+	rt_client_key(chome, ckey);
+	rt_admit(b, "client", "laptop", ckey);
+	rt_wait_keys(b->sock, "clients", 1);
+}
+
 /* rt_shiro - run shiro on the client host (home, then args); exit status.
  * The output goes to out. */
 static int
@@ -792,7 +805,7 @@ attach_and_turn_over_tcp(void)
 {
 	struct rt_broker b = {0};
 	struct rt_worker w1;
-	char chome[512], other[512], ckey[ZSOCK_KEY_Z85 + 1];
+	char chome[512], other[512];
 	char out[PATH_MAX], in[PATH_MAX], okey[ZSOCK_KEY_Z85 + 1];
 	char fp[KEYS_FP_LEN], wrong[ZSOCK_KEY_Z85 + 1], proc[64];
 	unsigned char bin[ZSOCK_KEY_BIN];
@@ -803,10 +816,7 @@ attach_and_turn_over_tcp(void)
 	rt_broker_start(&b, NULL);
 	rt_one_worker(&b, &w1, RT_AUTO(0, "REPLY-FROM-W1"), NULL, "2", 20000);
 
-	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
-	rt_client_key(chome, ckey);
-	rt_admit(&b, "client", "laptop", ckey);
-	rt_wait_keys(b.sock, "clients", 1);
+	rt_laptop(&b, chome, sizeof(chome));
 	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
 	CHECKF(rt_shiro(chome, out, NULL, 60000, "--endpoint", b.cep,
 		   "--server-key", b.key, "-p", "hello from the laptop",
@@ -1121,7 +1131,7 @@ static void
 hostile_peers_on_the_tcp_ports(void)
 {
 	struct rt_broker b = {0};
-	char chome[512], ckey[ZSOCK_KEY_Z85 + 1], out[PATH_MAX];
+	char chome[512], out[PATH_MAX];
 	char cport[16], wep[64], lout[PATH_MAX], gout[PATH_MAX];
 	pid_t loris, garbage;
 	int k, closed;
@@ -1129,10 +1139,7 @@ hostile_peers_on_the_tcp_ports(void)
 
 	rt_net();
 	rt_broker_start(&b, NULL);
-	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
-	rt_client_key(chome, ckey);
-	rt_admit(&b, "client", "laptop", ckey);
-	rt_wait_keys(b.sock, "clients", 1);
+	rt_laptop(&b, chome, sizeof(chome));
 	snprintf(out, sizeof(out), "%s/null", harness_tmpdir());
 	snprintf(wep, sizeof(wep), "tcp://10.77.1.1:%d", b.wport);
 	{
@@ -1211,12 +1218,9 @@ hostile_peers_on_the_tcp_ports(void)
 static void
 rt_latency_workload(struct rt_broker *b, struct rt_worker *w1, const char *cep)
 {
-	char chome[512], ckey[ZSOCK_KEY_Z85 + 1], out[PATH_MAX];
+	char chome[512], out[PATH_MAX];
 
-	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
-	rt_client_key(chome, ckey);
-	rt_admit(b, "client", "laptop", ckey);
-	rt_wait_keys(b->sock, "clients", 1);
+	rt_laptop(b, chome, sizeof(chome));
 	snprintf(out, sizeof(out), "%s/out", harness_tmpdir());
 	CHECKF(
 	    rt_shiro(chome, out, NULL, 90000, "--endpoint", cep, "--server-key",
@@ -1694,7 +1698,7 @@ static void
 remote_run_and_tool(void)
 {
 	struct rt_broker b = {0};
-	char chome[512], ws[512], ckey[ZSOCK_KEY_Z85 + 1], out[PATH_MAX];
+	char chome[512], ws[512], out[PATH_MAX];
 	char path[PATH_MAX], shiro[PATH_MAX];
 	const char *argv[] = {shiro, "--home", chome, "--endpoint", b.cep,
 	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
@@ -1707,10 +1711,7 @@ remote_run_and_tool(void)
 
 	rt_net();
 	rt_broker_start(&b, NULL);
-	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
-	rt_client_key(chome, ckey);
-	rt_admit(&b, "client", "laptop", ckey);
-	rt_wait_keys(b.sock, "clients", 1);
+	rt_laptop(&b, chome, sizeof(chome));
 	snprintf(ws, sizeof(ws), "%s/box-run", harness_tmpdir());
 	CHECK(mkdir(ws, 0700) == 0);
 	tsd_write(ws, "notes.txt", "box notes\n");
@@ -1836,7 +1837,7 @@ remote_workspace_turns(void)
 {
 	struct rt_broker b = {0};
 	struct rt_worker w1;
-	char chome[512], ws[512], lap[512], ckey[ZSOCK_KEY_Z85 + 1];
+	char chome[512], ws[512], lap[512];
 	char out[PATH_MAX], aout[PATH_MAX], bout[PATH_MAX], afifo[PATH_MAX],
 	    bfifo[PATH_MAX], path[PATH_MAX], line[64], here[PATH_MAX];
 	char shiro[PATH_MAX];
@@ -1850,10 +1851,7 @@ remote_workspace_turns(void)
 	rt_net();
 	rt_broker_start(&b, NULL);
 	rt_one_worker(&b, &w1, RT_WS_SCRIPT, NULL, "2", 20000);
-	snprintf(chome, sizeof(chome), "%s/laptop", harness_tmpdir());
-	rt_client_key(chome, ckey);
-	rt_admit(&b, "client", "laptop", ckey);
-	rt_wait_keys(b.sock, "clients", 1);
+	rt_laptop(&b, chome, sizeof(chome));
 	/* The build box's project (the namespaces share one file system:
 	 * "on the broker host" is where shirod's workers work). */
 	snprintf(ws, sizeof(ws), "%s/box-project", harness_tmpdir());
