@@ -520,20 +520,48 @@ call_args_text(const struct turn_call *c)
 	return s != NULL ? s : xstrdup("{}");
 }
 
-/* call_deadline_ms - how long c may run before it is canceled. */
-static uint64_t
-call_deadline_ms(const struct broker *b, const struct turn_call *c)
+/* call_tool_deadline_ms - how long a tool call may run (turn_int.h). */
+uint64_t
+call_tool_deadline_ms(const struct broker *b, int exec, json_t *args)
 {
 	json_t *v;
 
-	if (c->kind != TURN_K_EXEC)
+	if (!exec)
 		return b->cfg.turns.file_tool_ms;
-	v = json_object_get(c->args, "timeout");
+	v = json_object_get(args, "timeout");
 	if (json_is_integer(v) && json_integer_value(v) > 0 &&
 	    json_integer_value(v) <= TOOL_BASH_TIMEOUT_MAX)
 		return (uint64_t)json_integer_value(v) * 1000 +
 		    TURN_TOOL_GRACE_MS;
 	return (uint64_t)TOOL_BASH_TIMEOUT * 1000 + TURN_TOOL_GRACE_MS;
+}
+
+/* call_send_job - JOB kind tool to w (turn_int.h). */
+int
+call_send_job(struct broker *b, struct pool_worker *w, uint64_t job,
+    const char *tool, const char *args, const char *workspace,
+    uint64_t deadline_ms, uint64_t now)
+{
+	struct msg_val *d;
+	struct msg *m = msg_new(MSG_JOB);
+	int rc;
+
+	msg_set_int(m, "job", (int64_t)job);
+	msg_set_str(m, "kind", "tool");
+	msg_set_int(m, "deadline_ms", (int64_t)deadline_ms);
+	d = msg_set_map(m, "data");
+	msg_val_set_str(d, "tool", tool);
+	msg_val_set_str(d, "args", args);
+	msg_val_set_str(d, "workspace", workspace);
+	rc = msg_send(b->wsock, m, &w->ident);
+	msg_destroy(&m);
+	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
+		(void)pool_kill(&b->pool, w, "cannot take a tool call", now);
+		return -SHIRO_ERR_AGAIN;
+	}
+	if (rc == 0)
+		pool_assign(w, job, now);
+	return rc;
 }
 
 /* The outcomes of call_start. */
@@ -548,10 +576,8 @@ call_start(struct broker *b, struct turn *t, struct turn_call *c, uint64_t now)
 	enum config_role role =
 	    c->kind == TURN_K_EXEC ? CONFIG_ROLE_TOOL : CONFIG_ROLE_FS;
 	struct pool_worker *w;
-	struct msg_val *d;
-	struct msg *m;
 	unsigned failed = 0;
-	uint64_t ms = call_deadline_ms(b, c);
+	uint64_t ms = call_tool_deadline_ms(b, c->kind == TURN_K_EXEC, c->args);
 	char *args;
 	int rc;
 
@@ -559,20 +585,10 @@ call_start(struct broker *b, struct turn *t, struct turn_call *c, uint64_t now)
 	if (w == NULL)
 		return failed >= POOL_WS_FAILED ? CALL_NO_JAIL : CALL_NO_WORKER;
 	c->job = ++b->next_job;
-	m = msg_new(MSG_JOB);
-	msg_set_int(m, "job", (int64_t)c->job);
-	msg_set_str(m, "kind", "tool");
-	msg_set_int(m, "deadline_ms", (int64_t)ms);
-	d = msg_set_map(m, "data");
-	msg_val_set_str(d, "tool", c->name);
 	args = call_args_text(c);
-	msg_val_set_str(d, "args", args);
+	rc = call_send_job(b, w, c->job, c->name, args, t->workspace, ms, now);
 	free(args);
-	msg_val_set_str(d, "workspace", t->workspace);
-	rc = msg_send(b->wsock, m, &w->ident);
-	msg_destroy(&m);
-	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
-		(void)pool_kill(&b->pool, w, "cannot take a tool call", now);
+	if (rc == -SHIRO_ERR_AGAIN) {
 		c->job = 0;
 		return CALL_NO_WORKER;
 	}
@@ -583,7 +599,6 @@ call_start(struct broker *b, struct turn *t, struct turn_call *c, uint64_t now)
 		    "are larger than one message may be (4 MiB)");
 		return CALL_STARTED;
 	}
-	pool_assign(w, c->job, now);
 	c->worker = (int)w->idx;
 	c->state = TURN_C_RUN;
 	c->deadline = now + ms;

@@ -110,23 +110,6 @@ runs_cancel(struct broker *b, const struct runs_job *r)
 	msg_destroy(&c);
 }
 
-/* runs_deadline_ms - how long the call may run: a command its timeout
- * and the grace a turn's command gets, a file tool what a turn's gets. */
-static uint64_t
-runs_deadline_ms(const struct broker *b, const char *tool, json_t *args)
-{
-	json_t *v;
-
-	if (strcmp(tool, "bash") != 0)
-		return b->cfg.turns.file_tool_ms;
-	v = json_object_get(args, "timeout");
-	if (json_is_integer(v) && json_integer_value(v) > 0 &&
-	    json_integer_value(v) <= TOOL_BASH_TIMEOUT_MAX)
-		return (uint64_t)json_integer_value(v) * 1000 +
-		    TURN_TOOL_GRACE_MS;
-	return (uint64_t)TOOL_BASH_TIMEOUT * 1000 + TURN_TOOL_GRACE_MS;
-}
-
 /* runs_client_count - the RUNs client from has. */
 static unsigned
 runs_client_count(const struct broker *b, const struct msg_ident *from)
@@ -150,8 +133,6 @@ runs_start(struct broker *b, size_t k, uint64_t now)
 {
 	struct runs_job *r = &b->runs[k];
 	struct pool_worker *w;
-	struct msg_val *d;
-	struct msg *m;
 	unsigned failed = 0;
 	char why[600];
 	int rc;
@@ -168,19 +149,9 @@ runs_start(struct broker *b, size_t k, uint64_t now)
 	if (w == NULL)
 		return RUNS_WAITS;
 	r->job = ++b->next_job;
-	m = msg_new(MSG_JOB);
-	msg_set_int(m, "job", (int64_t)r->job);
-	msg_set_str(m, "kind", "tool");
-	msg_set_int(m, "deadline_ms", (int64_t)r->deadline_ms);
-	d = msg_set_map(m, "data");
-	msg_val_set_str(d, "tool", r->tool);
-	msg_val_set_str(d, "args", r->args);
-	msg_val_set_str(d, "workspace", r->workspace);
-	rc = msg_send(b->wsock, m, &w->ident);
-	msg_destroy(&m);
-	if (rc == -SHIRO_ERR_NOENT || rc == -SHIRO_ERR_AGAIN) {
-		(void)pool_kill(
-		    &b->pool, w, "cannot take a person's call", now);
+	rc = call_send_job(
+	    b, w, r->job, r->tool, r->args, r->workspace, r->deadline_ms, now);
+	if (rc == -SHIRO_ERR_AGAIN) {
 		r->job = 0;
 		return RUNS_WAITS;
 	}
@@ -191,7 +162,6 @@ runs_start(struct broker *b, size_t k, uint64_t now)
 		    "are larger than one message may be (4 MiB)");
 		return RUNS_ENDED;
 	}
-	pool_assign(w, r->job, now);
 	r->worker = (int)w->idx;
 	r->state = RUNS_RUN;
 	r->started_at = now;
@@ -274,7 +244,7 @@ runs_request(struct broker *b, const struct msg_ident *from,
 	/* The worker runs exactly what was read here. */
 	text = json_dumps(obj, JSON_COMPACT);
 	r->args = text != NULL ? text : xstrdup("{}");
-	r->deadline_ms = runs_deadline_ms(b, def->name, obj);
+	r->deadline_ms = call_tool_deadline_ms(b, def->kind == TOOL_EXEC, obj);
 	json_decref(obj);
 	r->workspace = ws;
 	r->role = def->kind == TOOL_EXEC ? CONFIG_ROLE_TOOL : CONFIG_ROLE_FS;

@@ -236,6 +236,22 @@ void call_deny_person(
  * left without one (once), and the day's spend. */
 void call_recover(struct broker *b);
 
+/* call_tool_deadline_ms - how long a tool call may run before it is
+ * canceled: bash (exec) its timeout in args plus TURN_TOOL_GRACE_MS, a
+ * file tool turns.fileToolMs.  A turn's calls and RUNs (runs.h). */
+uint64_t call_tool_deadline_ms(const struct broker *b, int exec, json_t *args);
+
+/*
+ * call_send_job - send JOB {job, kind tool, deadline_ms, data {tool,
+ * args, workspace}} to the workspace worker w and give it the job: 0;
+ * -SHIRO_ERR_AGAIN when w cannot take it (gone, or its queue is full:
+ * w is killed, ask another); another error when the JOB cannot be sent
+ * at all (larger than a message may be).
+ */
+int call_send_job(struct broker *b, struct pool_worker *w, uint64_t job,
+    const char *tool, const char *args, const char *workspace,
+    uint64_t deadline_ms, uint64_t now);
+
 /* call_busy - calls of the last step that are not DONE. */
 size_t call_busy(const struct turn *t);
 

@@ -2045,33 +2045,35 @@ a_person_runs_tools_in_a_workspace(void)
 	msg_destroy(&r);
 	tsd_close(&anon);
 
-	/* Bad requests: refused, nothing run. */
-	r = agent_run(A.sock, "zoom", "{\"id\":0,\"n\":1}", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	r = agent_run(A.sock, "no_such_tool", "{}", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "tool") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	r = agent_run(A.sock, "bash", "[\"touch bad.txt\"]", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	r = agent_run(A.sock, "bash", "{\"command\":", A.ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "args") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	r = agent_run(
-	    A.sock, "bash", "{\"command\":\"touch x\"}", "/", NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	r = agent_run(A.sock, "bash", "{\"command\":\"touch x\"}", "relative",
-	    NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	home_ws = xasprintf("%s/run", A.home);
-	r = agent_run(
-	    A.sock, "bash", "{\"command\":\"touch x\"}", home_ws, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "cwd") == 0, "%s", agent_run_code(r));
-	msg_destroy(&r);
-	free(home_ws);
+	/* Bad requests: refused, nothing run ("" for the workspace is A's,
+	 * "HOME" a directory inside the chat's home). */
+	{
+		static const struct {
+			const char *tool, *args, *cwd, *code;
+		} bad[] = {{"zoom", "{\"id\":0,\"n\":1}", "", "tool"},
+		    {"no_such_tool", "{}", "", "tool"},
+		    {"bash", "[\"touch bad.txt\"]", "", "args"},
+		    {"bash", "{\"command\":", "", "args"},
+		    {"bash", "{\"command\":\"touch x\"}", "/", "cwd"},
+		    {"bash", "{\"command\":\"touch x\"}", "relative", "cwd"},
+		    {"bash", "{\"command\":\"touch x\"}", "HOME", "cwd"}};
+		size_t k;
+
+		home_ws = xasprintf("%s/run", A.home);
+		for (k = 0; k < sizeof(bad) / sizeof(bad[0]); k++) {
+			const char *cwd = bad[k].cwd[0] == '\0' ? A.ws
+			    : strcmp(bad[k].cwd, "HOME") == 0	? home_ws
+								: bad[k].cwd;
+
+			r = agent_run(
+			    A.sock, bad[k].tool, bad[k].args, cwd, NULL, 10000);
+			CHECKF(strcmp(agent_run_code(r), bad[k].code) == 0,
+			    "case %zu: %s, not %s", k, agent_run_code(r),
+			    bad[k].code);
+			msg_destroy(&r);
+		}
+		free(home_ws);
+	}
 	CHECK(!agent_exists(&A, "anon.txt") && !agent_exists(&A, "bad.txt") &&
 	    !agent_exists(&A, "x"));
 
@@ -2091,6 +2093,21 @@ a_person_runs_tools_in_a_workspace(void)
 	t = ws_file(&A, "answer.txt");
 	CHECKF(t != NULL && strcmp(t, "42") == 0, "%s", t ? t : "(none)");
 	free(t);
+
+	/* Output past 64 MiB is not sent, only counted. */
+	buf_reset(&out);
+	r = agent_run(A.sock, "bash",
+	    "{\"command\":\"head -c 70000000 /dev/zero | tr '\\\\0' a\"}", A.ws,
+	    &out, 120000);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY, "%s", agent_run_code(r));
+	CHECK_EQ_INT(agent_run_int(r, "exit_code"), 0);
+	CHECKF(out.len <= (64u << 20) && out.len > (60u << 20) &&
+		agent_run_int(r, "output_bytes") == (int64_t)out.len &&
+		agent_run_int(r, "dropped") + (int64_t)out.len == 70000000,
+	    "%zu shown, %lld dropped", out.len,
+	    (long long)agent_run_int(r, "dropped"));
+	msg_destroy(&r);
+	buf_free(&out);
 
 	/* A file tool, in the fs worker. */
 	r = agent_run(A.sock, "read_file", "{\"path\":\"answer.txt\"}", A.ws,
@@ -2164,22 +2181,99 @@ a_person_runs_tools_in_a_workspace(void)
 	} while (tsd_now_ms() < end);
 	CHECK_EQ_INT(n, 0);
 	CHECK(!agent_exists(&A, "gone-never.txt"));
-	CHECK_EQ_INT(tsd_status_int(A.sock, "runs.done"), 5);
+	CHECK_EQ_INT(tsd_status_int(A.sock, "runs.done"), 6);
 
 	/* None of it is in the chat. */
 	CHECK_EQ_INT(tsd_status_int(A.sock, "messages"), n0);
 
-	/* shirod stopping under a RUN ends it with ERROR stopping. */
-	rid = agent_run_start(A.sock, "bash",
-	    "{\"command\":\"echo s > stop-started.txt; sleep 60\"}", A.ws);
-	CHECK(rid != 0);
-	CHECKF(
-	    agent_wait_file(&A, "stop-started.txt", 30000), "it did not start");
-	CHECK(kill(A.pid, SIGTERM) == 0);
-	r = agent_run_end(A.sock, rid, NULL, 10000);
-	CHECKF(strcmp(agent_run_code(r), "stopping") == 0, "%s",
-	    agent_run_code(r));
-	msg_destroy(&r);
+	/* Every RUN is in shirod's log with its client's name. */
+	t = xasprintf("%s/shirod.err", A.home);
+	CHECKF(tsd_file_has(t, "of test_agent asker: bash in ") == 1 &&
+		tsd_file_has(t, "of test_agent runner: bash in ") == 1,
+	    "no log line names the RUNs' clients");
+	free(t);
+
+	/* At most 4 RUNs of one client at once (here 1 running and 3
+	 * waiting for the workspace's one tool worker), 16 in all; one
+	 * more is refused, and nothing of it runs. */
+	{
+		uint64_t rids[4];
+		void *more[3];
+		int c, k;
+
+		for (k = 0; k < 4; k++) {
+			rids[k] = agent_run_start(A.sock, "bash",
+			    "{\"command\":\"echo s > stop-started.txt; sleep "
+			    "60\"}",
+			    A.ws);
+			CHECK(rids[k] != 0);
+		}
+		r = agent_run(A.sock, "bash", "{\"command\":\"touch cap.txt\"}",
+		    A.ws, NULL, 10000);
+		CHECKF(strcmp(agent_run_code(r), "run") == 0, "a 5th: %s",
+		    agent_run_code(r));
+		msg_destroy(&r);
+		for (c = 0; c < 3; c++) {
+			more[c] = tsd_attach(A.home, "test_agent more");
+			CHECK(more[c] != NULL);
+			for (k = 0; k < 4; k++)
+				CHECK(agent_run_start(more[c], "bash",
+					  "{\"command\":\"sleep 60\"}",
+					  A.ws) != 0);
+		}
+		end = tsd_now_ms() + 10000;
+		do {
+			n = tsd_status_int(A.sock, "runs.running") +
+			    tsd_status_int(A.sock, "runs.waiting");
+		} while (n != 16 && tsd_now_ms() < end && usleep(20000) == 0);
+		CHECK_EQ_INT(n, 16);
+		other = tsd_attach(A.home, "test_agent 17th");
+		CHECK(other != NULL);
+		r = agent_run(other, "bash", "{\"command\":\"touch cap.txt\"}",
+		    A.ws, NULL, 10000);
+		CHECKF(strcmp(agent_run_code(r), "run") == 0, "a 17th: %s",
+		    agent_run_code(r));
+		msg_destroy(&r);
+		tsd_close(&other);
+		CHECK(!agent_exists(&A, "cap.txt"));
+
+		/* shirod stopping under RUNs ends each with ERROR stopping,
+		 * the waiting ones too. */
+		CHECKF(agent_wait_file(&A, "stop-started.txt", 30000),
+		    "the first did not start");
+		CHECK(kill(A.pid, SIGTERM) == 0);
+		{
+			int got = 0, stopping = 0;
+
+			end = tsd_now_ms() + 10000;
+			while (got < 4 && tsd_now_ms() < end) {
+				uint64_t g = 0;
+				const char *code = "";
+
+				r = tsd_recv(A.sock, 500);
+				if (r == NULL || msg_type(r) != MSG_ERROR ||
+				    msg_get_uint(r, "rid", &g) != 0) {
+					msg_destroy(&r);
+					continue;
+				}
+				for (k = 0; k < 4; k++)
+					if (rids[k] == g)
+						break;
+				(void)msg_get_str(r, "code", &code, NULL);
+				if (k < 4) {
+					got++;
+					stopping +=
+					    strcmp(code, "stopping") == 0;
+				}
+				msg_destroy(&r);
+			}
+			CHECKF(got == 4 && stopping == 4,
+			    "%d of the 4 RUNs ended, %d with stopping", got,
+			    stopping);
+		}
+		for (c = 0; c < 3; c++)
+			tsd_close(&more[c]);
+	}
 	buf_free(&out);
 	agent_stop(&A);
 }

@@ -1727,6 +1727,37 @@ remote_run_and_tool(void)
 	    rt_text(out));
 	rt_file_is(ws, "made.txt", "it's a \"word\" $HOME  two\n");
 
+	/* The box's bytes: as they are into a file, escaped on a terminal
+	 * (script(1) gives the client one). */
+	rc = rt_shiro(chome, out, NULL, 60000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", ws, "--", "printf",
+	    "\\033[31mred\\033[0m\\n", (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "\033[31mred"), "exit %d: %s", rc,
+	    rt_text(out));
+	{
+		char cmd[2048];
+		const char *sargv[] = {
+		    "/usr/bin/script", "-qec", cmd, "/dev/null", NULL};
+
+		snprintf(cmd, sizeof(cmd),
+		    "%s --home %s --endpoint %s --server-key '%s' run "
+		    "--workspace %s -- printf '\\033[31mred\\033[0m\\n'",
+		    tsd_bin("shiro"), chome, b.cep, b.key, ws);
+		unlink(out);
+		rc = rt_run(&rt_c, sargv, out, NULL, 60000);
+		CHECKF(rc == 0 && rt_has(out, "^[[31mred") &&
+			!rt_has(out, "\033[31m"),
+		    "exit %d: %s", rc, rt_text(out));
+	}
+
+	/* Output past 64 MiB is counted, and the client says so. */
+	rc = rt_shiro(chome, out, NULL, 120000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
+	    "head -c 70000000 /dev/zero | tr '\\0' a", (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "bytes of output were not shown"),
+	    "exit %d", rc);
+	unlink(out);
+
 	/* A remote saved with its workspace: run works there without
 	 * --workspace (an attached session that ends at once, stdin being
 	 * empty, saves it). */
