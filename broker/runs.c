@@ -49,6 +49,7 @@ runs_forget(struct broker *b, size_t k)
 	free(r->tool);
 	free(r->args);
 	free(r->workspace);
+	msg_destroy(&r->final);
 	if (k + 1 < b->nruns)
 		b->runs[k] = b->runs[b->nruns - 1];
 	b->nruns--;
@@ -68,6 +69,27 @@ runs_index(const struct broker *b, uint64_t job)
 	return -1;
 }
 
+/* runs_deliver - send RUN k's last answer *mp (taken); when the client's
+ * queue is full it is kept and offered again each tick (RUNS_DONE), so
+ * that the client never waits for an end that was dropped. */
+static void
+runs_deliver(struct broker *b, size_t k, struct msg **mp)
+{
+	struct runs_job *r = &b->runs[k];
+
+	b->runs_done++;
+	if (runs_send(b, r, *mp) == -SHIRO_ERR_AGAIN) {
+		r->state = RUNS_DONE;
+		r->worker = -1;
+		r->final = *mp;
+		*mp = NULL;
+		r->final_until = timer_now() + RUNS_FINAL_MS;
+		return;
+	}
+	msg_destroy(mp);
+	runs_forget(b, k);
+}
+
 /* runs_error - end RUN k with ERROR {rid, code, text}. */
 static void
 runs_error(struct broker *b, size_t k, const char *code, const char *text)
@@ -78,13 +100,10 @@ runs_error(struct broker *b, size_t k, const char *code, const char *text)
 	msg_set_int(m, "rid", (int64_t)r->rid);
 	msg_set_str(m, "code", code);
 	msg_set_str(m, "text", text);
-	(void)runs_send(b, r, m);
-	msg_destroy(&m);
 	log_info("run %llu of %s (%s in %s) ended: %s: %.200s",
 	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
 	    r->tool, r->workspace, code, text);
-	b->runs_done++;
-	runs_forget(b, k);
+	runs_deliver(b, k, &m);
 }
 
 /* runs_release - r's worker holds its job no more. */
@@ -274,7 +293,8 @@ runs_interrupt(struct broker *b, const struct msg_ident *from, uint64_t rid,
 
 	(void)msg_get_uint(m, "id", &id);
 	for (k = 0; k < b->nruns; k++)
-		if (b->runs[k].rid == id && runs_same(&b->runs[k].client, from))
+		if (b->runs[k].rid == id && b->runs[k].state != RUNS_DONE &&
+		    runs_same(&b->runs[k].client, from))
 			break;
 	if (k == b->nruns) {
 		out_error(b, from, rid, "interrupt",
@@ -436,7 +456,7 @@ runs_result(
 	msg_val_set_int(d, "ms", (int64_t)timer_since(now, r->started_at));
 	msg_val_set_int(d, "output_bytes", (int64_t)r->out_bytes);
 	msg_val_set_int(d, "dropped", (int64_t)r->dropped);
-	if (runs_send(b, r, rep) == -SHIRO_ERR_PROTO) {
+	if (msg_check(rep) != 0) {
 		/* Never leave the client waiting for an end it cannot get. */
 		msg_destroy(&rep);
 		runs_error(b, (size_t)k, "run",
@@ -445,12 +465,10 @@ runs_result(
 		runs_kick(b, now);
 		return;
 	}
-	msg_destroy(&rep);
 	log_info("run %llu of %s (%s in %s) ended: %s",
 	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
 	    r->tool, r->workspace, ok ? "ok" : "the tool's error");
-	b->runs_done++;
-	runs_forget(b, (size_t)k);
+	runs_deliver(b, (size_t)k, &rep);
 	runs_kick(b, now);
 }
 
@@ -538,6 +556,23 @@ runs_tick(struct broker *b, uint64_t now)
 	while (k < b->nruns) {
 		struct runs_job *r = &b->runs[k];
 
+		if (r->state == RUNS_DONE) {
+			int rc = runs_send(b, r, r->final);
+
+			if (rc == -SHIRO_ERR_AGAIN && now < r->final_until) {
+				k++;
+				continue;
+			}
+			if (rc != 0)
+				log_info("run %llu of %s: its end could not be "
+					 "sent (%s)",
+				    (unsigned long long)r->rid,
+				    r->who[0] ? r->who : "a client",
+				    r->gone ? "the client is gone"
+					    : "the client reads no more");
+			runs_forget(b, k);
+			continue;
+		}
 		(void)runs_send(b, r, probe);
 		if (r->gone && r->state == RUNS_WAIT) {
 			runs_error(b, k, "run", "its client is gone");
@@ -578,7 +613,7 @@ runs_count(const struct broker *b, unsigned *waiting, unsigned *running)
 	for (k = 0; k < b->nruns; k++) {
 		if (b->runs[k].state == RUNS_WAIT)
 			(*waiting)++;
-		else
+		else if (b->runs[k].state == RUNS_RUN)
 			(*running)++;
 	}
 }
@@ -587,14 +622,20 @@ runs_count(const struct broker *b, unsigned *waiting, unsigned *running)
 void
 runs_stop(struct broker *b)
 {
-	while (b->nruns > 0) {
-		struct runs_job *r = &b->runs[b->nruns - 1];
+	size_t k = b->nruns;
 
+	/* From the last: runs_forget moves the last entry, done already,
+	 * into the place it frees. */
+	while (k-- > 0) {
+		struct runs_job *r = &b->runs[k];
+
+		if (r->state == RUNS_DONE)
+			continue; /* its end is on its way */
 		if (r->state == RUNS_RUN) {
 			runs_cancel(b, r);
 			runs_release(b, r);
 		}
-		runs_error(b, b->nruns - 1, "stopping",
+		runs_error(b, k, "stopping",
 		    "shirod is stopping: the call was canceled; its effects "
 		    "are unknown");
 	}

@@ -41,10 +41,15 @@ struct pool_worker;
 /* A workspace whose workers could not start is tried again for a RUN at
  * most this often (ERROR jail in between). */
 #define RUNS_RETRY_MS 10000
+/* How long a RUN's last answer is offered to a client whose queue is
+ * full (it reads slower than the command printed). */
+#define RUNS_FINAL_MS 60000
 
 enum runs_state {
 	RUNS_WAIT, /* no worker free yet */
-	RUNS_RUN /* its JOB is out */
+	RUNS_RUN, /* its JOB is out */
+	RUNS_DONE /* ended; its last answer waits for room in the client's
+		   * queue (sent again each tick, RUNS_FINAL_MS at most) */
 };
 
 struct runs_job {
@@ -59,6 +64,8 @@ struct runs_job {
 	uint64_t queued_at, started_at, deadline_ms, deadline, cancel_at;
 	int canceling; /* 0, or why: 1 a person, 2 its deadline, 3 gone */
 	int gone; /* the client's connection is closed: nothing to answer */
+	struct msg *final; /* RUNS_DONE: the answer still to send */
+	uint64_t final_until;
 	unsigned long long out_bytes, dropped;
 };
 

@@ -1750,14 +1750,6 @@ remote_run_and_tool(void)
 		    "exit %d: %s", rc, rt_text(out));
 	}
 
-	/* Output past 64 MiB is counted, and the client says so. */
-	rc = rt_shiro(chome, out, NULL, 120000, "--endpoint", b.cep,
-	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
-	    "head -c 70000000 /dev/zero | tr '\\0' a", (char *)NULL);
-	CHECKF(rc == 0 && rt_has(out, "bytes of output were not shown"),
-	    "exit %d", rc);
-	unlink(out);
-
 	/* A remote saved with its workspace: run works there without
 	 * --workspace (an attached session that ends at once, stdin being
 	 * empty, saves it). */
