@@ -49,6 +49,7 @@ runs_forget(struct broker *b, size_t k)
 	free(r->tool);
 	free(r->args);
 	free(r->workspace);
+	buf_free(&r->pend);
 	msg_destroy(&r->final);
 	if (k + 1 < b->nruns)
 		b->runs[k] = b->runs[b->nruns - 1];
@@ -69,25 +70,123 @@ runs_index(const struct broker *b, uint64_t job)
 	return -1;
 }
 
-/* runs_deliver - send RUN k's last answer *mp (taken); when the client's
- * queue is full it is kept and offered again each tick (RUNS_DONE), so
- * that the client never waits for an end that was dropped. */
+/* runs_cut - how much of the waiting output one REPLY takes: up to
+ * RUNS_CHUNK bytes, never inside a UTF-8 sequence (the worker's pieces
+ * are whole text, so a cut before a lead byte leaves whole text). */
+static size_t
+runs_cut(const struct runs_job *r)
+{
+	const unsigned char *p =
+	    (const unsigned char *)r->pend.data + r->pend_off;
+	size_t n = r->pend.len - r->pend_off, cut;
+
+	if (n <= RUNS_CHUNK)
+		return n;
+	cut = RUNS_CHUNK;
+	while (cut > RUNS_CHUNK - 4 && (p[cut] & 0xc0) == 0x80)
+		cut--;
+	return cut;
+}
+
+/* runs_drop_pending - the output still waiting goes, counted. */
 static void
-runs_deliver(struct broker *b, size_t k, struct msg **mp)
+runs_drop_pending(struct runs_job *r)
+{
+	r->dropped += r->pend.len - r->pend_off;
+	buf_reset(&r->pend);
+	r->pend_off = 0;
+}
+
+/* runs_send_final - RUN k's end, with what its output came to. */
+static int
+runs_send_final(struct broker *b, size_t k)
+{
+	struct runs_job *r = &b->runs[k];
+
+	if (r->final_doc != NULL) {
+		msg_val_set_int(
+		    r->final_doc, "output_bytes", (int64_t)r->out_bytes);
+		msg_val_set_int(r->final_doc, "dropped", (int64_t)r->dropped);
+	}
+	return runs_send(b, r, r->final);
+}
+
+/*
+ * runs_flush - send RUN k's waiting output while the client's window has
+ * room, then its end once nothing waits before it.  Returns 1 when the
+ * RUN was forgotten (its end went, or its client is gone).
+ */
+static int
+runs_flush(struct broker *b, size_t k, uint64_t now)
+{
+	struct runs_job *r = &b->runs[k];
+	struct msg *rep;
+	struct msg_val *doc;
+	size_t n;
+	int rc;
+
+	while (r->pend.len > r->pend_off && !r->gone &&
+	    r->sent - r->read < RUNS_WINDOW) {
+		n = runs_cut(r);
+		rep = msg_new(MSG_REPLY);
+		msg_set_int(rep, "rid", (int64_t)r->rid);
+		doc = msg_set_map(rep, "doc");
+		msg_val_set_strn(doc, "output", r->pend.data + r->pend_off, n);
+		rc = runs_send(b, r, rep);
+		msg_destroy(&rep);
+		if (rc == -SHIRO_ERR_AGAIN)
+			break; /* its queue is full: the next tick */
+		r->pend_off += n;
+		if (rc != 0) {
+			r->dropped += n; /* gone (then the rest goes too) */
+			continue;
+		}
+		r->sent++;
+		r->out_bytes += n;
+		r->progress_at = now;
+	}
+	if (r->gone)
+		runs_drop_pending(r);
+	else if (r->pend_off == r->pend.len) {
+		buf_reset(&r->pend);
+		r->pend_off = 0;
+	} else if (r->pend_off >= RUNS_PENDING_MAX / 2) {
+		/* Keep the buffer from growing past what waits in it. */
+		memmove(r->pend.data, r->pend.data + r->pend_off,
+		    r->pend.len - r->pend_off);
+		buf_truncate(&r->pend, r->pend.len - r->pend_off);
+		r->pend_off = 0;
+	}
+	if (r->state != RUNS_DONE || r->pend.len > r->pend_off)
+		return 0;
+	rc = runs_send_final(b, k);
+	if (rc == -SHIRO_ERR_AGAIN)
+		return 0;
+	if (rc != 0)
+		log_info("run %llu of %s: its end could not be sent (the "
+			 "client is gone)",
+		    (unsigned long long)r->rid,
+		    r->who[0] ? r->who : "a client");
+	runs_forget(b, k);
+	return 1;
+}
+
+/* runs_deliver - RUN k ends with *mp (taken; doc is its doc, for a
+ * REPLY): it goes after the output still waiting (see runs_flush). */
+static void
+runs_deliver(struct broker *b, size_t k, struct msg **mp, struct msg_val *doc)
 {
 	struct runs_job *r = &b->runs[k];
 
 	b->runs_done++;
-	if (runs_send(b, r, *mp) == -SHIRO_ERR_AGAIN) {
-		r->state = RUNS_DONE;
-		r->worker = -1;
-		r->final = *mp;
-		*mp = NULL;
-		r->final_until = timer_now() + RUNS_FINAL_MS;
-		return;
-	}
-	msg_destroy(mp);
-	runs_forget(b, k);
+	msg_destroy(&r->final);
+	r->final = *mp;
+	r->final_doc = doc;
+	*mp = NULL;
+	r->state = RUNS_DONE;
+	r->worker = -1;
+	r->progress_at = timer_now();
+	(void)runs_flush(b, k, r->progress_at);
 }
 
 /* runs_error - end RUN k with ERROR {rid, code, text}. */
@@ -103,7 +202,7 @@ runs_error(struct broker *b, size_t k, const char *code, const char *text)
 	log_info("run %llu of %s (%s in %s) ended: %s: %.200s",
 	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
 	    r->tool, r->workspace, code, text);
-	runs_deliver(b, k, &m);
+	runs_deliver(b, k, &m, NULL);
 }
 
 /* runs_release - r's worker holds its job no more. */
@@ -353,17 +452,15 @@ runs_of(
 	return k;
 }
 
-/* runs_chunk - a piece of a command's output, to the client that asked. */
+/* runs_chunk - a piece of a command's output, to the client that asked
+ * as it reads (see runs.h). */
 void
 runs_chunk(struct broker *b, struct pool_worker *w, const struct msg *m)
 {
 	long k = runs_of(b, w, m);
 	struct runs_job *r;
 	const char *text = "";
-	size_t len = 0;
-	struct msg *rep;
-	struct msg_val *doc;
-	int rc;
+	size_t len = 0, waiting;
 
 	if (k < 0)
 		return;
@@ -371,20 +468,42 @@ runs_chunk(struct broker *b, struct pool_worker *w, const struct msg *m)
 	(void)msg_get_str(m, "text", &text, &len);
 	if (len == 0 || r->gone)
 		return;
-	if (r->out_bytes + len > RUNS_OUTPUT_MAX) {
-		r->dropped += len;
+	waiting = r->pend.len - r->pend_off;
+	if (r->out_bytes + waiting + len > RUNS_OUTPUT_MAX ||
+	    waiting + len > RUNS_PENDING_MAX) {
+		r->dropped += len; /* past the cap, or the client is behind */
 		return;
 	}
-	rep = msg_new(MSG_REPLY);
-	msg_set_int(rep, "rid", (int64_t)r->rid);
-	doc = msg_set_map(rep, "doc");
-	msg_val_set_strn(doc, "output", text, len);
-	rc = runs_send(b, r, rep);
-	msg_destroy(&rep);
-	if (rc == 0)
-		r->out_bytes += len;
-	else
-		r->dropped += len; /* gone, or its queue is full */
+	buf_add(&r->pend, text, len);
+	(void)runs_flush(b, (size_t)k, timer_now());
+}
+
+/* runs_read - see runs.h. */
+void
+runs_read(struct broker *b, const struct msg_ident *from, const struct msg *m,
+    uint64_t now)
+{
+	uint64_t run = 0, read = 0;
+	size_t k;
+
+	if (msg_get_uint(m, "run", &run) != 0 ||
+	    msg_get_uint(m, "read", &read) != 0)
+		return;
+	for (k = 0; k < b->nruns; k++) {
+		struct runs_job *r = &b->runs[k];
+
+		if (r->rid != run || !runs_same(&r->client, from))
+			continue;
+		/* A client says what it read of what was sent, no more. */
+		if (read > r->sent)
+			read = r->sent;
+		if (read > r->read) {
+			r->read = read;
+			r->progress_at = now;
+			(void)runs_flush(b, k, now);
+		}
+		return;
+	}
 }
 
 /* runs_outcome - what a client needs of a result document without a
@@ -454,8 +573,9 @@ runs_result(
 	runs_outcome(d, doc);
 	json_decref(doc);
 	msg_val_set_int(d, "ms", (int64_t)timer_since(now, r->started_at));
-	msg_val_set_int(d, "output_bytes", (int64_t)r->out_bytes);
-	msg_val_set_int(d, "dropped", (int64_t)r->dropped);
+	/* What the output came to is set when the end is sent. */
+	msg_val_set_int(d, "output_bytes", 0);
+	msg_val_set_int(d, "dropped", 0);
 	if (msg_check(rep) != 0) {
 		/* Never leave the client waiting for an end it cannot get. */
 		msg_destroy(&rep);
@@ -468,7 +588,7 @@ runs_result(
 	log_info("run %llu of %s (%s in %s) ended: %s",
 	    (unsigned long long)r->rid, r->who[0] ? r->who : "a client",
 	    r->tool, r->workspace, ok ? "ok" : "the tool's error");
-	runs_deliver(b, (size_t)k, &rep);
+	runs_deliver(b, (size_t)k, &rep, d);
 	runs_kick(b, now);
 }
 
@@ -556,20 +676,23 @@ runs_tick(struct broker *b, uint64_t now)
 	while (k < b->nruns) {
 		struct runs_job *r = &b->runs[k];
 
+		if (runs_flush(b, k, now))
+			continue;
 		if (r->state == RUNS_DONE) {
-			int rc = runs_send(b, r, r->final);
-
-			if (rc == -SHIRO_ERR_AGAIN && now < r->final_until) {
+			if (timer_since(now, r->progress_at) < RUNS_FINAL_MS) {
 				k++;
 				continue;
 			}
-			if (rc != 0)
-				log_info("run %llu of %s: its end could not be "
-					 "sent (%s)",
-				    (unsigned long long)r->rid,
-				    r->who[0] ? r->who : "a client",
-				    r->gone ? "the client is gone"
-					    : "the client reads no more");
+			/* It read nothing for a minute: what waits goes,
+			 * and the end with it if there is room. */
+			log_info("run %llu of %s: its client read nothing for "
+				 "%u s; %llu bytes of output not sent",
+			    (unsigned long long)r->rid,
+			    r->who[0] ? r->who : "a client",
+			    RUNS_FINAL_MS / 1000,
+			    (unsigned long long)(r->pend.len - r->pend_off));
+			runs_drop_pending(r);
+			(void)runs_send_final(b, k);
 			runs_forget(b, k);
 			continue;
 		}

@@ -18,12 +18,22 @@
  * CANCEL, and the worker killed when it has not answered within
  * TURN_CANCEL_MS.  A client that is gone (its connection closed: shirod
  * sends it a PONG every tick while its RUN lasts) has its RUN canceled.
+ *
+ * Output is sent as the client reads it: at most RUNS_WINDOW output
+ * REPLYs are out that the client has not said it read (PING {run,
+ * read}); the rest waits in shirod, RUNS_PENDING_MAX bytes at most, and
+ * what does not fit is counted as dropped.  So a client that reads
+ * slower than its command prints never has a full queue, which libzmq's
+ * heartbeat would take for a dead connection (it stops reading a
+ * connection whose queue is full, and the heartbeat's timeout then
+ * closes it): the end always finds room behind the output.
  */
 #ifndef SHIRO_BROKER_RUNS_H
 #define SHIRO_BROKER_RUNS_H
 
 #include <stdint.h>
 
+#include "proto/buf.h"
 #include "proto/msg.h"
 
 #include "config.h"
@@ -35,21 +45,28 @@ struct pool_worker;
 #define RUNS_MAX 16
 #define RUNS_PER_CLIENT 4
 /* The output of one RUN sent to its client at most; the rest is counted
- * (the final REPLY's `dropped`), as is output the client's queue could
- * not take. */
+ * (the final REPLY's `dropped`), as is output that found no room in
+ * shirod while the client was behind. */
 #define RUNS_OUTPUT_MAX (64ULL << 20)
+/* Output REPLYs sent to a client and not yet said read, at most; one
+ * carries RUNS_CHUNK bytes at most (the worker's pieces joined). */
+#define RUNS_WINDOW 32
+#define RUNS_CHUNK (256u << 10)
+/* Output of one RUN waiting in shirod for its client to read, at most. */
+#define RUNS_PENDING_MAX (8u << 20)
 /* A workspace whose workers could not start is tried again for a RUN at
  * most this often (ERROR jail in between). */
 #define RUNS_RETRY_MS 10000
-/* How long a RUN's last answer is offered to a client whose queue is
- * full (it reads slower than the command printed). */
+/* How long an ended RUN waits for a client that reads nothing more:
+ * then the output still waiting is dropped (counted) and the end sent
+ * if there is room for it, or the RUN forgotten. */
 #define RUNS_FINAL_MS 60000
 
 enum runs_state {
 	RUNS_WAIT, /* no worker free yet */
 	RUNS_RUN, /* its JOB is out */
-	RUNS_DONE /* ended; its last answer waits for room in the client's
-		   * queue (sent again each tick, RUNS_FINAL_MS at most) */
+	RUNS_DONE /* ended; its last answer waits behind its output for the
+		   * client to read (RUNS_FINAL_MS at most without progress) */
 };
 
 struct runs_job {
@@ -65,7 +82,11 @@ struct runs_job {
 	int canceling; /* 0, or why: 1 a person, 2 its deadline, 3 gone */
 	int gone; /* the client's connection is closed: nothing to answer */
 	struct msg *final; /* RUNS_DONE: the answer still to send */
-	uint64_t final_until;
+	struct msg_val *final_doc; /* its doc (a REPLY's), in final */
+	struct buf pend; /* output not sent yet, from pend_off on */
+	size_t pend_off;
+	uint64_t sent, read; /* output REPLYs sent, and read (PING) */
+	uint64_t progress_at; /* when the client last took or read output */
 	unsigned long long out_bytes, dropped;
 };
 
@@ -77,6 +98,11 @@ void runs_request(struct broker *b, const struct msg_ident *from,
 /* runs_interrupt - INTERRUPT {what: run, id: the RUN's rid} from from. */
 void runs_interrupt(struct broker *b, const struct msg_ident *from,
     uint64_t rid, const struct msg *m, uint64_t now);
+
+/* runs_read - PING {run, read} from from: it has read that many output
+ * REPLYs of its RUN run; more may go. */
+void runs_read(struct broker *b, const struct msg_ident *from,
+    const struct msg *m, uint64_t now);
 
 /* runs_owns - whether job is a RUN's. */
 int runs_owns(const struct broker *b, uint64_t job);

@@ -975,6 +975,8 @@ serve_client(struct broker *b, const struct msg_ident *from, struct msg **mp)
 		notes_serve(b, from, m, rid);
 		break;
 	case MSG_PING:
+		if (msg_has(m, "run"))
+			runs_read(b, from, m, timer_now());
 		r = msg_new(MSG_PONG);
 		msg_set_int(r, "rid", (int64_t)rid);
 		msg_set_int(r, "seq", (int64_t)b->clients.seq);

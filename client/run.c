@@ -27,7 +27,13 @@ struct run_state {
 	int done;
 	int rc;
 	int interrupted; /* an INTERRUPT went out */
+	struct conn *c;
+	uint64_t outputs, said; /* output REPLYs read, and said read */
 };
+
+/* Output REPLYs read between two PINGs saying so: shirod sends at most
+ * RUNS_WINDOW (32) before it hears (docs/protocol.md, RUN). */
+#define RUN_SAY_READ 8
 
 /* run_bool - whether key of doc is true. */
 static int
@@ -131,6 +137,22 @@ run_error(struct run_state *st, const struct msg *m)
 	return SHIRO_EXIT_FAIL;
 }
 
+/* run_say_read - tell shirod how much output was read (and written
+ * out): it sends the next only then, so a slow reader is never flooded. */
+static void
+run_say_read(struct run_state *st)
+{
+	struct msg *m = msg_new(MSG_PING);
+
+	msg_set_int(m, "rid", (int64_t)st->c->next_rid++);
+	msg_set_int(m, "run", (int64_t)st->rid);
+	msg_set_int(m, "read", (int64_t)st->outputs);
+	/* A full queue: the next one says it (the count only grows). */
+	if (msg_send(st->c->sock, m, NULL) == 0)
+		st->said = st->outputs;
+	msg_destroy(&m);
+}
+
 /* run_take - one answer with the RUN's rid: output, the end, or an
  * ERROR; anything else is not the RUN's. */
 static void
@@ -152,6 +174,8 @@ run_take(struct run_state *st, const struct msg *m)
 	out = msg_val_str(doc, "output");
 	if (out != NULL) {
 		run_write(st, out, strlen(out));
+		if (++st->outputs - st->said >= RUN_SAY_READ)
+			run_say_read(st);
 		return;
 	}
 	if (msg_val_get(doc, "result") == NULL)
@@ -205,6 +229,7 @@ run_remote(const struct shiro *s, const char *tool, const char *args,
 	rc = cmd_connect(s, 0, 0, &h, &c);
 	if (rc != SHIRO_EXIT_OK)
 		return rc;
+	st.c = c;
 	req = msg_new(MSG_RUN);
 	msg_set_str(req, "tool", tool);
 	msg_set_str(req, "args", args);

@@ -35,7 +35,7 @@
 
 /* The protocol: header frame and revision. */
 #define MSG_HEADER "shiro/1" /* first frame of every message, 7 bytes */
-#define MSG_VERSION 1 /* revision within shiro/1, in HELLO/READY */
+#define MSG_VERSION 2 /* revision within shiro/1, in HELLO/READY */
 
 /* Limits on everything that arrives. */
 #define MSG_MAX_BODY (4u << 20) /* bytes of the msgpack body frame */

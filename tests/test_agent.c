@@ -1897,15 +1897,30 @@ agent_run_start(void *sock, const char *tool, const char *args, const char *cwd)
 	return rc == 0 ? rid : 0;
 }
 
+/* agent_run_read - PING {run, read}: n output REPLYs of RUN rid were
+ * read (shirod sends more only then, as to the real client). */
+static void
+agent_run_read(void *sock, uint64_t rid, uint64_t n)
+{
+	struct msg *m = msg_new(MSG_PING);
+
+	msg_set_int(m, "rid", 1);
+	msg_set_int(m, "run", (int64_t)rid);
+	msg_set_int(m, "read", (int64_t)n);
+	CHECK(msg_send(sock, m, NULL) == 0);
+	msg_destroy(&m);
+}
+
 /*
  * agent_run_end - the answers to RUN rid on sock within ms: each REPLY
- * {output} appended to out (may be NULL), then the REPLY {result} or
- * ERROR that ends it (caller destroys), or NULL when none came.
+ * {output} appended to out (may be NULL) and said read every 8, then
+ * the REPLY {result} or ERROR that ends it (caller destroys), or NULL
+ * when none came.
  */
 static struct msg *
 agent_run_end(void *sock, uint64_t rid, struct buf *out, long ms)
 {
-	uint64_t end = tsd_now_ms() + (uint64_t)ms, got;
+	uint64_t end = tsd_now_ms() + (uint64_t)ms, got, outputs = 0;
 	const struct msg_val *doc;
 	const char *text;
 	struct msg *r;
@@ -1929,6 +1944,8 @@ agent_run_end(void *sock, uint64_t rid, struct buf *out, long ms)
 				if (out != NULL)
 					buf_add(out, text, strlen(text));
 				msg_destroy(&r);
+				if (++outputs % 8 == 0)
+					agent_run_read(sock, rid, outputs);
 				continue;
 			}
 			if (msg_val_get(doc, "result") != NULL)
@@ -2278,6 +2295,121 @@ a_person_runs_tools_in_a_workspace(void)
 	agent_stop(&A);
 }
 
+/* agent_all - whether out holds only the byte c (and at least one). */
+static int
+agent_all(const struct buf *out, char c)
+{
+	size_t i;
+
+	for (i = 0; i < out->len; i++)
+		if (out->data[i] != c)
+			return 0;
+	return out->len > 0;
+}
+
+/*
+ * A client that reads nothing for a while as its command prints 70 MB
+ * still gets the end, on the same connection: shirod sends a RUN's
+ * output only as the client says it read it (PING {run, read}), so the
+ * client's queue never fills (libzmq would then stop reading that
+ * connection, and its heartbeat close it).  What waited in shirod
+ * comes after the pause, the rest is counted as dropped.  A client that
+ * never says it read anything gets its first 32 pieces, and the end
+ * once a minute passed with nothing read (the output waiting dropped).
+ */
+static void
+a_slow_reader_gets_the_end(void)
+{
+	struct agent A;
+	struct buf out = BUF_INIT;
+	struct msg *r;
+	void *mute;
+	uint64_t rid, mute_rid, t0, printed, got;
+	int64_t shown, dropped;
+	int pieces = 0;
+
+	agent_start(&A, "{'strict': true, 'responses': []}", NULL, NULL, NULL);
+
+	/* The one that never says it read: 20 MB; its command ends. */
+	mute = tsd_attach(A.home, "test_agent mute");
+	CHECK(mute != NULL);
+	mute_rid = agent_run_start(mute, "bash",
+	    "{\"command\":\"head -c 20000000 /dev/zero | tr '\\\\0' m; "
+	    "echo > mute.txt\"}",
+	    A.ws);
+	CHECK(mute_rid != 0);
+	CHECKF(agent_wait_file(&A, "mute.txt", 60000), "it did not print");
+	printed = tsd_now_ms();
+
+	/* The slow one: it reads nothing until its command printed all
+	 * and twice libzmq's heartbeat timeout (3 s) passed on top.  The
+	 * pause is what is tested, not a wait for something. */
+	rid = agent_run_start(A.sock, "bash",
+	    "{\"command\":\"head -c 70000000 /dev/zero | tr '\\\\0' b; "
+	    "echo > slow.txt\"}",
+	    A.ws);
+	CHECK(rid != 0);
+	CHECKF(agent_wait_file(&A, "slow.txt", 60000), "it did not print");
+	t0 = tsd_now_ms();
+	while (tsd_now_ms() - t0 < 6000)
+		usleep(100000);
+	r = agent_run_end(A.sock, rid, &out, 60000);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY, "the slow reader: %s",
+	    agent_run_code(r));
+	shown = agent_run_int(r, "output_bytes");
+	dropped = agent_run_int(r, "dropped");
+	CHECK_EQ_INT(agent_run_int(r, "exit_code"), 0);
+	CHECKF(shown == (int64_t)out.len && shown + dropped == 70000000 &&
+		out.len >= (8u << 20) && agent_all(&out, 'b'),
+	    "%zu read, %lld shown, %lld dropped", out.len, (long long)shown,
+	    (long long)dropped);
+	msg_destroy(&r);
+
+	/* The same connection goes on. */
+	buf_reset(&out);
+	r = agent_run(
+	    A.sock, "bash", "{\"command\":\"echo after\"}", A.ws, &out, 30000);
+	CHECKF(r != NULL && msg_type(r) == MSG_REPLY && out.data != NULL &&
+		strcmp(out.data, "after\n") == 0,
+	    "%s", agent_run_code(r));
+	msg_destroy(&r);
+
+	/* The mute one: 32 pieces, then its end after a minute of
+	 * silence, the output it never read counted. */
+	r = NULL;
+	while (tsd_now_ms() - printed < 120000) {
+		const struct msg_val *doc;
+
+		r = tsd_recv(mute, 1000);
+		if (r == NULL)
+			continue;
+		got = 0;
+		(void)msg_get_uint(r, "rid", &got);
+		if (got == mute_rid && msg_type(r) == MSG_REPLY &&
+		    msg_get_map(r, "doc", &doc) == 0) {
+			if (msg_val_str(doc, "output") != NULL)
+				pieces++;
+			else if (msg_val_get(doc, "result") != NULL)
+				break;
+		}
+		msg_destroy(&r);
+	}
+	CHECKF(r != NULL, "the mute client got no end");
+	CHECK_EQ_INT(pieces, 32);
+	CHECKF(agent_run_int(r, "output_bytes") + agent_run_int(r, "dropped") ==
+		20000000,
+	    "%lld shown, %lld dropped",
+	    (long long)agent_run_int(r, "output_bytes"),
+	    (long long)agent_run_int(r, "dropped"));
+	/* A minute after it printed (less the time to see its file). */
+	CHECKF(tsd_now_ms() - printed >= 55000, "after %llu ms",
+	    (unsigned long long)(tsd_now_ms() - printed));
+	msg_destroy(&r);
+	tsd_close(&mute);
+	buf_free(&out);
+	agent_stop(&A);
+}
+
 /* A RUN whose tool worker stops answering (tests/worker_testrole.c,
  * deaf to CANCEL and silent) ends once shirod killed that worker,
  * within the 5 s its CANCEL allows (its missed heartbeats, 3 s, usually
@@ -2427,6 +2559,7 @@ static const struct harness_test tests[] = {
     HT_SLOW(workspaces_get_workers_of_their_own, 120),
     HT_SLOW(a_33rd_workspace_takes_the_oldest_slot, 180),
     HT_SLOW(a_person_runs_tools_in_a_workspace, 180),
+    HT_SLOW(a_slow_reader_gets_the_end, 200),
     HT_SLOW(a_run_whose_worker_is_deaf_ends, 120),
     HT_SLOW(calls_past_their_deadline_are_stopped, 150),
 };

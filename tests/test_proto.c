@@ -87,8 +87,13 @@ example(int number)
 		break;
 	case MSG_STATUS:
 	case MSG_STOP:
-	case MSG_PING:
 		msg_set_int(m, "rid", 3);
+		break;
+	case MSG_PING:
+		/* One that also says 16 output REPLYs of RUN 9 were read. */
+		msg_set_int(m, "rid", 3);
+		msg_set_int(m, "run", 9);
+		msg_set_int(m, "read", 16);
 		break;
 	case MSG_ZOOM:
 		msg_set_int(m, "rid", 4);

@@ -1750,6 +1750,50 @@ remote_run_and_tool(void)
 		    "exit %d: %s", rc, rt_text(out));
 	}
 
+	/* Output past 64 MiB is counted, and the client says so. */
+	rc = rt_shiro(chome, out, NULL, 120000, "--endpoint", b.cep,
+	    "--server-key", b.key, "run", "--workspace", ws, "--", "sh", "-c",
+	    "head -c 70000000 /dev/zero | tr '\\0' a", (char *)NULL);
+	CHECKF(rc == 0 && rt_has(out, "bytes of output were not shown"),
+	    "exit %d", rc);
+	{
+		/* Nothing is lost on the way: what was shown and what was
+		 * counted make the 70 MB. */
+		char *t = tsd_read_file(out), *said;
+		size_t shown = 0;
+
+		said = t != NULL ? strstr(t, "shiro run: ") : NULL;
+		if (t != NULL)
+			while (t[shown] == 'a')
+				shown++;
+		CHECKF(said != NULL &&
+			shown + strtoull(said + 11, NULL, 10) == 70000000,
+		    "%zu shown, then: %.80s", shown, said ? said : "(nothing)");
+		free(t);
+	}
+
+	/* A client whose stdout reads nothing for 6 s (twice libzmq's
+	 * heartbeat timeout) while 30 MB print still gets the end: its
+	 * exit code, and what it could not take counted. */
+	{
+		char cmd[2048];
+		const char *sargv[] = {"/bin/sh", "-c", cmd, NULL};
+
+		snprintf(cmd, sizeof(cmd),
+		    "{ %s --home %s --endpoint %s --server-key '%s' run "
+		    "--workspace %s -- sh -c 'head -c 30000000 /dev/zero | "
+		    "tr \"\\\\0\" a; exit 6'; echo \"rc=$?\" >&2; } | "
+		    "{ sleep 6; wc -c | sed 's/^/read=/'; }",
+		    tsd_bin("shiro"), chome, b.cep, b.key, ws);
+		unlink(out);
+		rc = rt_run(&rt_c, sargv, out, NULL, 120000);
+		CHECKF(rc == 0 && rt_has(out, "rc=6") &&
+			rt_has(out, "bytes of output were not shown") &&
+			rt_has(out, "read="),
+		    "exit %d: %s", rc, rt_text(out));
+	}
+	unlink(out);
+
 	/* A remote saved with its workspace: run works there without
 	 * --workspace (an attached session that ends at once, stdin being
 	 * empty, saves it). */

@@ -24,6 +24,8 @@
 #define WORKER_BACKOFF_MIN 500 /* ms before the first reconnection */
 #define WORKER_BACKOFF_MAX 8000 /* ms between reconnections at most */
 #define WORKER_HANDSHAKE_MS 10000 /* the first connection's bound */
+/* How long a message waits for room in a full queue to the broker. */
+#define WORKER_SEND_WAIT_MS 10000
 
 struct worker {
 	const struct worker_role *role;
@@ -49,6 +51,8 @@ struct worker {
 	unsigned nbase; /* poll items of the skeleton: 1, 2 with mon */
 	long long last_recv; /* when the broker was last heard */
 	long long next_hb; /* when our next heartbeat is due */
+	unsigned long long send_fails; /* messages that could not go */
+	long long send_logged_at; /* when that was last logged */
 	long long reconnect_at; /* when silence makes us reconnect */
 	long backoff;
 	bool busy; /* a job is running */
@@ -96,15 +100,41 @@ static void __attribute__((noreturn)) worker_exit(struct worker *w, int status)
 	exit(status);
 }
 
-/* worker_send - send m to the broker; a full queue loses a heartbeat only. */
+/*
+ * worker_send - send m to the broker.  A full queue (the broker reads
+ * slower than a command prints, on a busy machine) loses a heartbeat
+ * only: anything else waits for room, WORKER_SEND_WAIT_MS at most, so
+ * a command's output is held back rather than lost and a result always
+ * goes.  While it waits nothing is read; the broker's own messages wait
+ * in the other direction.
+ */
 static void
 worker_send(struct worker *w, const struct msg *m)
 {
-	int rc = msg_send(w->sock, m, NULL);
+	long long until = zsock_now_ms() + WORKER_SEND_WAIT_MS;
+	struct zsock_poll item;
+	int rc;
 
-	if (rc < 0)
-		log_warnx(
-		    "sending %s: %s", msg_type_name(msg_type(m)), err_str(rc));
+	while ((rc = msg_send(w->sock, m, NULL)) == -SHIRO_ERR_AGAIN &&
+	    msg_type(m) != MSG_HEARTBEAT && zsock_now_ms() < until) {
+		memset(&item, 0, sizeof(item));
+		item.sock = w->sock;
+		item.fd = -1;
+		item.events = ZSOCK_OUT;
+		(void)zsock_poll(&item, 1, 100);
+	}
+	if (rc < 0) {
+		/* One line a second at most, with how many it stands for. */
+		long long now = zsock_now_ms();
+
+		w->send_fails++;
+		if (now - w->send_logged_at >= 1000) {
+			log_warnx("sending %s: %s (%llu unsent so far)",
+			    msg_type_name(msg_type(m)), err_str(rc),
+			    w->send_fails);
+			w->send_logged_at = now;
+		}
+	}
 	w->next_hb = zsock_now_ms() + w->hb_ms;
 }
 
