@@ -1255,25 +1255,28 @@ rt_nft_dropped(const struct rt_host *h)
 	return n;
 }
 
-/* rt_nft_loss - drop pct% of what host h sends, picked at random, with a
- * counter; 0, or -1 where nftables cannot. */
+/* rt_nft_loss - drop one in every `every` packets host h sends (the
+ * 17th, then every `every`th after it, counted across all its flows),
+ * with a counter; 0, or -1 where nftables cannot.  A fixed pattern, not
+ * a random pick: a host that sends a few dozen packets is sure to lose
+ * some, so the counters' check below cannot fail by chance. */
 static int
-rt_nft_loss(const struct rt_host *h, int pct)
+rt_nft_loss(const struct rt_host *h, int every)
 {
 	return rt_sh(h,
 	    "nft add table inet shiroloss && "
 	    "nft add chain inet shiroloss out "
 	    "'{ type filter hook output priority 0; }' && "
-	    "nft add rule inet shiroloss out numgen random mod 100 '<' %d "
+	    "nft add rule inet shiroloss out numgen inc mod %d == 16 "
 	    "counter drop",
-	    pct);
+	    every);
 }
 
 /*
  * Latency and loss on every link of the client and of worker host 1:
  * with tc netem, 120 ms each way with jitter and 3% of the packets
- * lost; where the kernel has no sch_netem, 3% of the packets every host
- * sends dropped at random by an nftables rule (numgen random), whose
+ * lost; where the kernel has no sch_netem, one in 33 of the packets
+ * every host sends (3%) dropped by an nftables rule (numgen inc), whose
  * counter shows that packets were lost (latency is then
  * relay_latency_and_stalls's).  The turn, the compactions and the
  * queries all complete.
@@ -1299,13 +1302,13 @@ netem_latency_and_loss(void)
 		CHECK(rt_sh(&rt_w1,
 			  "tc qdisc add dev w1b root netem delay 120ms "
 			  "30ms loss 3%%") == 0);
-	} else if (rt_nft_loss(&rt_c, 3) != 0) {
+	} else if (rt_nft_loss(&rt_c, 33) != 0) {
 		harness_skip("neither tc netem (the kernel has no sch_netem) "
 			     "nor nftables is available: "
 			     "relay_latency_and_stalls covers latency");
 	} else {
-		CHECK(rt_nft_loss(&rt_b, 3) == 0);
-		CHECK(rt_nft_loss(&rt_w1, 3) == 0);
+		CHECK(rt_nft_loss(&rt_b, 33) == 0);
+		CHECK(rt_nft_loss(&rt_w1, 33) == 0);
 	}
 	rt_broker_start(&b, NULL);
 	rt_one_worker(&b, &w1, RT_AUTO(50, "SLOW-REPLY"), NULL, "4", 30000);
@@ -1313,7 +1316,8 @@ netem_latency_and_loss(void)
 	if (!netem) {
 		/* The loss was real: the rules dropped packets (the
 		 * client sends only a few dozen, so its own count may be
-		 * 0; shirod's covers both of its links). */
+		 * 0; shirod's covers both of its links, and it and the
+		 * worker send hundreds). */
 		long c = rt_nft_dropped(&rt_c), bb = rt_nft_dropped(&rt_b),
 		     w = rt_nft_dropped(&rt_w1);
 
