@@ -23,6 +23,9 @@
 #include "proto/path.h"
 #include "proto/utf8.h"
 #include "proto/xmalloc.h"
+#ifndef SHIRO_FRONT
+#include "proto/zsock.h"
+#endif
 
 #include "attach.h"
 #include "cmd.h"
@@ -1466,5 +1469,10 @@ main(int argc, char **argv)
 	rc = cmd->run(&s, argc - optind, argv + optind);
 out:
 	shiro_free(&s);
+	/* Deliver what the closed connection still queues, its BYE above
+	 * all: without it shirod counts this client for the idle limit. */
+#ifndef SHIRO_FRONT
+	zsock_done();
+#endif
 	return rc;
 }

@@ -27,6 +27,7 @@
 #define ZSOCK_CRED_HEAD "shiro-cred/1\n"
 
 static void *zsock_ctx;
+static unsigned zsock_open_n; /* sockets made and not yet closed */
 
 /* zsock_context - the process-wide context, made on first use. */
 static void *
@@ -40,6 +41,25 @@ zsock_context(void)
 		zmq_ctx_set(zsock_ctx, ZMQ_IO_THREADS, 1);
 	}
 	return zsock_ctx;
+}
+
+/* zsock_znew - a socket of type in the context, counted. */
+static void *
+zsock_znew(int type)
+{
+	void *sock = zmq_socket(zsock_context(), type);
+
+	if (sock != NULL)
+		zsock_open_n++;
+	return sock;
+}
+
+/* zsock_zclose - close a socket zsock_znew made. */
+static void
+zsock_zclose(void *sock)
+{
+	zmq_close(sock);
+	zsock_open_n--;
 }
 
 /* zsock_setint - set an int option; a failure is a bug or an old libzmq. */
@@ -122,7 +142,7 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 		if (opts->reconnect_max_ms > 0)
 			ivl_max = opts->reconnect_max_ms;
 	}
-	sock = zmq_socket(zsock_context(), type);
+	sock = zsock_znew(type);
 	if (sock == NULL) {
 		log_warnx("zmq_socket: %s", zmq_strerror(errno));
 		return -SHIRO_ERR_IO;
@@ -158,7 +178,7 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 		goto out;
 out:
 	if (rc < 0)
-		zmq_close(sock);
+		zsock_zclose(sock);
 	else
 		*sockp = sock;
 	return rc;
@@ -177,7 +197,7 @@ zsock_router(const char *endpoint, const struct zsock_opts *opts, void **sockp)
 		int e = errno;
 
 		log_warnx("bind %s: %s", endpoint, zmq_strerror(e));
-		zmq_close(sock);
+		zsock_zclose(sock);
 		return e == EADDRINUSE ? -SHIRO_ERR_EXIST : err_from_errno(e);
 	}
 	*sockp = sock;
@@ -232,7 +252,7 @@ zsock_dealer(const char *endpoint, const struct zsock_opts *opts, void **sockp)
 		int e = errno;
 
 		log_warnx("connect %s: %s", endpoint, zmq_strerror(e));
-		zmq_close(sock);
+		zsock_zclose(sock);
 		return err_from_errno(e);
 	}
 	*sockp = sock;
@@ -289,7 +309,7 @@ zsock_dealer_watch(const char *endpoint, const struct zsock_opts *opts,
 	snprintf(addr, sizeof(addr), "inproc://shiro-handshake-%u", seq++);
 	rc = -SHIRO_ERR_IO;
 	if (zmq_socket_monitor(sock, addr, events) < 0 ||
-	    (mon = zmq_socket(zsock_context(), ZMQ_PAIR)) == NULL ||
+	    (mon = zsock_znew(ZMQ_PAIR)) == NULL ||
 	    zmq_connect(mon, addr) < 0) {
 		log_warnx("handshake monitor: %s", zmq_strerror(errno));
 		goto out;
@@ -322,11 +342,11 @@ zsock_dealer_watch(const char *endpoint, const struct zsock_opts *opts,
 out:
 	if (mon != NULL && (rc < 0 || monp == NULL)) {
 		(void)zmq_socket_monitor(sock, NULL, 0);
-		zmq_close(mon);
+		zsock_zclose(mon);
 		mon = NULL;
 	}
 	if (rc < 0) {
-		zmq_close(sock);
+		zsock_zclose(sock);
 		return rc;
 	}
 	*sockp = sock;
@@ -372,7 +392,7 @@ zsock_close(void **sockp)
 {
 	if (*sockp == NULL)
 		return;
-	zmq_close(*sockp);
+	zsock_zclose(*sockp);
 	*sockp = NULL;
 }
 
@@ -385,6 +405,14 @@ zsock_term(void)
 	while (zmq_ctx_term(zsock_ctx) < 0 && errno == EINTR)
 		;
 	zsock_ctx = NULL;
+}
+
+/* zsock_done - flush and end the context if no socket is open. */
+void
+zsock_done(void)
+{
+	if (zsock_open_n == 0)
+		zsock_term();
 }
 
 /* zsock_poll - wait for events on sockets and descriptors. */
@@ -594,7 +622,7 @@ zsock_zap_open(void **sockp)
 	if (zmq_bind(sock, ZSOCK_ZAP_ENDPOINT) < 0) {
 		log_warnx(
 		    "bind %s: %s", ZSOCK_ZAP_ENDPOINT, zmq_strerror(errno));
-		zmq_close(sock);
+		zsock_zclose(sock);
 		return -SHIRO_ERR_EXIST;
 	}
 	*sockp = sock;

@@ -134,6 +134,14 @@ void zsock_close(void **sockp);
  */
 void zsock_term(void);
 
+/*
+ * zsock_done - at a process's end: when every socket is closed, end the
+ * context, which first delivers what the closed sockets still queue (a
+ * client's BYE, each socket for at most its linger); when some socket is
+ * still open, nothing (zsock_term would wait for it for ever).
+ */
+void zsock_done(void);
+
 /* Events for zsock_poll. */
 #define ZSOCK_IN 1
 #define ZSOCK_OUT 2

@@ -286,6 +286,64 @@ else
 	no client_stop_waits_for_exit "rc=$rc then $rc2: $(cat "$tmp/stop.json")"
 fi
 
+# A session stopped (SIGSTOP) for longer than the heartbeat allows:
+# shirod closes its connection and forgets it.  Once it runs again it
+# gets every message logged meanwhile, each once and in order, from
+# the replay ring.  In a home of its own, so that no other client is
+# counted: shirod knows the session and the status command asking.
+export SHIRO_HOME=$tmp/stopped
+timeout 20 "$shiro" send start >/dev/null 2>&1
+pids+=("$(daemon_pid)")
+attached() {
+	"$shiro" status --json 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["clients"]["attached"])' 2>/dev/null
+}
+# Every command says BYE as it leaves, and it arrives: twenty of them
+# in a row, and shirod knows only the one asking.
+for _ in $(seq 20); do "$shiro" status >/dev/null 2>&1; done
+now=$(attached)
+if [ "$now" = 1 ]; then
+	ok client_commands_say_bye
+else
+	no client_commands_say_bye "shirod counts $now attached clients after 20 status commands"
+fi
+mkfifo "$tmp/in3"
+timeout 90 "$shiro" <"$tmp/in3" >"$tmp/s.out" 2>&1 &
+tpid=$!
+pids+=("$tpid")
+exec 9>"$tmp/in3"
+echo "/status" >&9
+for _ in $(seq 100); do grep -q '^mem ' "$tmp/s.out" && break; sleep 0.1; done
+spid=$(cat "/proc/$tpid/task/$tpid/children" 2>/dev/null | tr -d ' ') # shiro, not timeout
+[ -n "$spid" ] && pids+=("$spid")
+before=$(attached)
+kill -STOP "${spid:-$tpid}"
+k=0 now=
+while [ $k -lt 60 ]; do # a message every half second, 30 s at most
+	k=$((k + 1))
+	"$shiro" send "while stopped $k" >/dev/null 2>&1
+	now=$(attached)
+	[ "$before" = 2 ] && [ "$now" = 1 ] && break
+	sleep 0.5
+done
+for j in 1 2 3; do
+	k=$((k + 1))
+	"$shiro" send "while stopped $k" >/dev/null 2>&1
+done
+kill -CONT "${spid:-$tpid}"
+for _ in $(seq 200); do grep -q "while stopped $k\$" "$tmp/s.out" && break; sleep 0.1; done
+echo "/exit" >&9
+exec 9>&-
+wait "$tpid"
+rc=$?
+got=$(grep -o 'while stopped [0-9]*$' "$tmp/s.out" | tr '\n' ,)
+want=$(for j in $(seq $k); do printf 'while stopped %d,' "$j"; done)
+if [ $rc -eq 0 ] && [ "$before" = 2 ] && [ "$now" = 1 ] && [ "$got" = "$want" ]; then
+	ok client_session_stopped_gets_what_it_missed
+else
+	no client_session_stopped_gets_what_it_missed "rc=$rc, attached $before then $now after $k sends; got: $(echo "$got" | tail -c 300); $(tail -c 300 "$tmp/s.out")"
+fi
+"$shiro" stop >/dev/null 2>&1
+
 # A batch event names the parents it made (shirod sends "id+n" strings):
 # with a 3000-byte ceiling, ten 600-byte messages make the view shrink, and
 # an attached session prints the merges.
