@@ -124,6 +124,10 @@ broker_listen(struct broker *b, char *msg, size_t msglen)
 	}
 	memset(&zo, 0, sizeof(zo));
 	zo.hwm = 10000;
+	/* Liveness is the peers' (their PINGs and HEARTBEATs, and their
+	 * own ZMTP pings, which libzmq here answers); shirod sends no ZMTP
+	 * pings of its own (why: zsock.c, zsock_make). */
+	zo.heartbeat_ms = -1;
 	zo.zap_domain = ZAP_DOMAIN_CLIENTS;
 	rc = zsock_router(b->cfg.client_endpoint, &zo, &b->csock);
 	if (rc == 0) {

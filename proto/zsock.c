@@ -135,7 +135,7 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 			hwm = opts->hwm;
 		if (opts->linger_ms > 0)
 			linger = opts->linger_ms;
-		if (opts->heartbeat_ms > 0)
+		if (opts->heartbeat_ms != 0)
 			hb = opts->heartbeat_ms;
 		if (opts->reconnect_ms > 0)
 			ivl = opts->reconnect_ms;
@@ -156,11 +156,35 @@ zsock_make(int type, const struct zsock_opts *opts, void **sockp)
 	if ((rc = zsock_setint(sock, ZMQ_LINGER, linger)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_SNDHWM, hwm)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_RCVHWM, hwm)) < 0 ||
-	    (rc = zsock_setint(sock, ZMQ_HEARTBEAT_IVL, hb)) < 0 ||
-	    (rc = zsock_setint(sock, ZMQ_HEARTBEAT_TIMEOUT, 3 * hb)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL, ivl)) < 0 ||
 	    (rc = zsock_setint(sock, ZMQ_RECONNECT_IVL_MAX, ivl_max)) < 0)
 		goto out;
+	if (hb > 0) {
+		if ((rc = zsock_setint(sock, ZMQ_HEARTBEAT_IVL, hb)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_HEARTBEAT_TIMEOUT, 3 * hb)) <
+			0)
+			goto out;
+	} else {
+		/*
+		 * No ZMTP pings from here.  libzmq 4.3.4 aborts a process
+		 * whose receive queue for a connection is full when the
+		 * peer closes it and a ping of ours falls due before the
+		 * queue is read (its issues 4364, 3937, 4767); a socket
+		 * that sends none cannot get there.  The kernel watches a
+		 * tcp connection instead: keepalive probes after 2 s of
+		 * silence, 1 s apart, 3 lost close it; data unacknowledged
+		 * for 5 s closes it too (TCP_USER_TIMEOUT).  Both are
+		 * answered by the peer's kernel, so a peer that is alive
+		 * but reads nothing keeps its connection.
+		 */
+		if ((rc = zsock_setint(sock, ZMQ_HEARTBEAT_IVL, 0)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_TCP_KEEPALIVE, 1)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_TCP_KEEPALIVE_IDLE, 2)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_TCP_KEEPALIVE_INTVL, 1)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_TCP_KEEPALIVE_CNT, 3)) < 0 ||
+		    (rc = zsock_setint(sock, ZMQ_TCP_MAXRT, 5000)) < 0)
+			goto out;
+	}
 	if (opts != NULL && opts->handshake_ms > 0 &&
 	    (rc = zsock_setint(sock, ZMQ_HANDSHAKE_IVL, opts->handshake_ms)) <
 		0)

@@ -39,7 +39,12 @@ struct zsock_cred {
 struct zsock_opts {
 	int hwm; /* queue length each way, default 1000 messages */
 	int linger_ms; /* on close, default 200 ms */
-	int heartbeat_ms; /* ZMTP ping interval, default 1000 ms */
+	/* ZMTP ping interval, default 1000 ms (libzmq closes a connection
+	 * that is silent for 3 of them).  Negative: no ZMTP pings from this
+	 * side; the kernel's TCP keepalive and user timeout close a dead
+	 * tcp connection instead (about 5 s), and a live peer that reads
+	 * nothing is never closed for it (see zsock.c). */
+	int heartbeat_ms;
 	const char *identity; /* DEALER routing identity, default random */
 	/*
 	 * ROUTER: with zap_domain set, every connection is put to the ZAP

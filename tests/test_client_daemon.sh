@@ -286,8 +286,8 @@ else
 	no client_stop_waits_for_exit "rc=$rc then $rc2: $(cat "$tmp/stop.json")"
 fi
 
-# A session stopped (SIGSTOP) for longer than the heartbeat allows:
-# shirod closes its connection and forgets it.  Once it runs again it
+# A session stopped (SIGSTOP) for longer than the idle limit (10 s):
+# shirod forgets it.  Once it runs again it
 # gets every message logged meanwhile, each once and in order, from
 # the replay ring.  In a home of its own, so that no other client is
 # counted: shirod knows the session and the status command asking.

@@ -1887,6 +1887,27 @@ remote_run_and_tool(void)
 	CHECK_EQ_INT(n, 0);
 	snprintf(path, sizeof(path), "%s/never.txt", ws);
 	CHECK(access(path, F_OK) != 0);
+
+	/* A laptop whose link is cut mid-RUN: shirod sends no ZMTP pings,
+	 * the kernel's keepalive and user timeout close the connection
+	 * within seconds, and the command on the box is stopped. */
+	snprintf(path, sizeof(path), "%s/started.txt", ws);
+	CHECK(unlink(path) == 0);
+	pid = rt_spawn(&rt_c, argv, out, NULL, NULL);
+	CHECKF(rt_wait_has(path, "started", 30000), "it did not start: %s",
+	    rt_text(out));
+	CHECK(tsd_status_int(b.sock, "runs.running") == 1);
+	CHECK(rt_sh(&rt_c, "ip link set cb down") == 0);
+	end = tsd_now_ms();
+	while (tsd_now_ms() < end + 30000 &&
+	    (n = tsd_status_int(b.sock, "runs.running")) != 0)
+		usleep(50000);
+	CHECKF(n == 0, "the RUN still runs 30 s after its link was cut");
+	fprintf(stderr, "  a cut link's RUN stopped after %llu ms\n",
+	    (unsigned long long)(tsd_now_ms() - end));
+	snprintf(path, sizeof(path), "%s/never.txt", ws);
+	CHECK(access(path, F_OK) != 0);
+	(void)rt_wait(pid, 30000);
 	/* A person's calls are not the chat's. */
 	CHECK_EQ_INT(tsd_status_int(b.sock, "messages"), 0);
 	rt_end();

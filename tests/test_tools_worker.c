@@ -4,6 +4,7 @@
  * directory, JOBs for tools, and checks of the CHUNKs, RESULTs and
  * FAILs that come back.
  */
+#include <fcntl.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -28,13 +29,15 @@ struct tw {
 	struct msg_ident id;
 };
 
-/* tw_start - bind the ROUTER and start the worker program prog, with
- * --workspace ws (NULL: none). */
+/* tw_start_hb - bind the ROUTER and start the worker program prog, with
+ * --workspace ws (NULL: none) and --heartbeat-ms hb.  The ROUTER sends
+ * no ZMTP pings, as shirod's does not. */
 static void
-tw_start(struct tw *w, const char *prog, const char *ws)
+tw_start_hb(struct tw *w, const char *prog, const char *ws, const char *hb)
 {
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	struct zsock_opts zo = {0};
 
 	CHECK(n > 0);
 	self[n] = '\0';
@@ -43,7 +46,8 @@ tw_start(struct tw *w, const char *prog, const char *ws)
 		harness_skip("%s is not built", path);
 	snprintf(w->endpoint, sizeof(w->endpoint), "ipc://%s/w.sock",
 	    harness_tmpdir());
-	CHECK(zsock_router(w->endpoint, NULL, &w->router) == 0);
+	zo.heartbeat_ms = -1;
+	CHECK(zsock_router(w->endpoint, &zo, &w->router) == 0);
 	w->pid = fork();
 	CHECK(w->pid >= 0);
 	if (w->pid == 0) {
@@ -52,14 +56,21 @@ tw_start(struct tw *w, const char *prog, const char *ws)
 		setenv("ASAN_OPTIONS", "detect_leaks=0", 1);
 		if (ws != NULL)
 			execl(path, path, "--endpoint", w->endpoint,
-			    "--heartbeat-ms", "200", "--give-up-ms", "20000",
+			    "--heartbeat-ms", hb, "--give-up-ms", "20000",
 			    "--workspace", ws, (char *)NULL);
 		else
 			execl(path, path, "--endpoint", w->endpoint,
-			    "--heartbeat-ms", "200", "--give-up-ms", "20000",
+			    "--heartbeat-ms", hb, "--give-up-ms", "20000",
 			    (char *)NULL);
 		_exit(127);
 	}
+}
+
+/* tw_start - tw_start_hb with heartbeats every 200 ms. */
+static void
+tw_start(struct tw *w, const char *prog, const char *ws)
+{
+	tw_start_hb(w, prog, ws, "200");
 }
 
 /* tw_recv - the next message of one of the types want/also within ms. */
@@ -349,12 +360,108 @@ fs_worker_needs_a_workspace(void)
 	tw_stop(&w);
 }
 
+/* tw_file_has - whether the file at path holds needle. */
+static int
+tw_file_has(const char *path, const char *needle)
+{
+	char buf[65536];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	if (f == NULL)
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return strstr(buf, needle) != NULL;
+}
+
+/*
+ * A broker that stops reading: the tool worker's queue fills, and a
+ * piece of output waits for room 10 s at most (WORKER_SEND_WAIT_MS),
+ * then goes unsent and the worker says so.  It never waits for good:
+ * once the broker reads again the rest of the output and the job's
+ * RESULT come, and the worker serves the next job.  (Its heartbeat is
+ * 20 s here, so that libzmq does not close the connection first: with
+ * the broker's input stopped its ZMTP pings go unanswered.)
+ */
+static void
+tool_worker_gives_up_on_a_full_queue(void)
+{
+	struct jail_features f;
+	struct tt t;
+	struct tw w = {0};
+	struct msg *m;
+	const char *s = NULL;
+	char err[PATH_MAX];
+	long long stalled, said = 0;
+	unsigned long long bytes = 0;
+	size_t len;
+	int fd, saved;
+
+	jail_probe(&f);
+	if (f.missing[0] != '\0')
+		harness_skip("the jail lacks: %s", f.missing);
+	tt_setup(&t);
+	/* The worker's stderr goes to a file (it inherits fd 2). */
+	snprintf(err, sizeof(err), "%s/worker.err", harness_tmpdir());
+	fd = open(err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	CHECK(fd >= 0);
+	saved = dup(2);
+	CHECK(saved >= 0 && dup2(fd, 2) == 2);
+	tw_start_hb(&w, "shiro-tool-worker", t.ws, "20000");
+	CHECK(dup2(saved, 2) == 2);
+	close(saved);
+	close(fd);
+	drop_ready(&w);
+	tw_job(&w, 1, "bash",
+	    "{\"command\":\"head -c 150000000 /dev/zero | tr '\\\\0' a\"}",
+	    t.ws);
+	m = tw_recv(&w, MSG_CHUNK, MSG_FAIL, 10000);
+	CHECK(msg_type(m) == MSG_CHUNK);
+	msg_destroy(&m);
+	/* Read nothing until the worker says it gave a piece up. */
+	stalled = zsock_now_ms();
+	while (zsock_now_ms() - stalled < 60000) {
+		if (tw_file_has(err, "unsent so far")) {
+			said = zsock_now_ms();
+			break;
+		}
+		(void)zsock_poll(NULL, 0, 100);
+	}
+	CHECKF(said != 0, "no word of an unsent piece in 60 s");
+	CHECKF(said - stalled >= 10000,
+	    "a piece was given up %lld ms after the broker stopped reading",
+	    said - stalled);
+	CHECK(kill(w.pid, 0) == 0);
+	/* Reading again: the rest comes, then the RESULT. */
+	for (;;) {
+		m = tw_recv(&w, MSG_CHUNK, MSG_RESULT, 60000);
+		if (msg_type(m) != MSG_CHUNK)
+			break;
+		if (msg_get_str(m, "text", &s, &len) == 0)
+			bytes += len;
+		msg_destroy(&m);
+	}
+	CHECK(msg_type(m) == MSG_RESULT);
+	msg_destroy(&m);
+	CHECKF(bytes < 150000000ULL, "%llu bytes came, none given up", bytes);
+	fprintf(
+	    stderr, "  %llu of 150000000 bytes came after the stall\n", bytes);
+	tw_job(&w, 2, "bash", "{\"command\":\"echo again\"}", t.ws);
+	m = tw_recv(&w, MSG_RESULT, MSG_FAIL, 10000);
+	CHECK(msg_type(m) == MSG_RESULT);
+	msg_destroy(&m);
+	tw_stop(&w);
+}
+
 static const struct harness_test tests[] = {
     HT(fs_worker_runs_every_file_tool),
     HT(fs_worker_needs_a_workspace),
     HT(fs_worker_runs_file_tools),
     HT(tool_worker_streams_and_cancels),
     HT(fs_worker_serves_one_workspace),
+    HT_SLOW(tool_worker_gives_up_on_a_full_queue, 120),
 };
 
 HARNESS_MAIN(tests)
