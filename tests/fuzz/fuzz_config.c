@@ -21,6 +21,7 @@
 #include "broker/config.h"
 #include "broker/provider.h"
 #include "proto/log.h"
+#include "proto/provider_preset.h"
 #include "proto/xmalloc.h"
 #include "tests/fuzz/fuzz_util.h"
 
@@ -96,10 +97,8 @@ fuzz_known(const struct config *cfg, const char *name)
 static void
 fuzz_check_providers(const struct config *cfg)
 {
-	static const char *const types[] = {
-	    "offline", "anthropic", "openai", "openai-compatible"};
 	const struct config_provider *p;
-	size_t i, j, k;
+	size_t i, j;
 
 	for (i = 0; i < cfg->nproviders; i++) {
 		p = &cfg->providers[i];
@@ -112,11 +111,10 @@ fuzz_check_providers(const struct config *cfg)
 		for (j = 0; j < i; j++)
 			if (strcmp(cfg->providers[j].name, p->name) == 0)
 				panic("provider %s twice", p->name);
+		/* A type is a preset's name or alias ("ollama" too), as
+		 * docs/providers.md lists them. */
 		fuzz_str("a provider's type", p->type, 0);
-		for (k = 0; k < sizeof(types) / sizeof(types[0]); k++)
-			if (strcmp(p->type, types[k]) == 0)
-				break;
-		if (k == sizeof(types) / sizeof(types[0]))
+		if (provider_preset_find(p->type) == NULL)
 			panic("provider type \"%s\"", p->type);
 		fuzz_str("providers.model", p->model, 1);
 		fuzz_str("providers.url", p->url, 1);
