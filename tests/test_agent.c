@@ -2111,14 +2111,17 @@ a_person_runs_tools_in_a_workspace(void)
 	CHECKF(t != NULL && strcmp(t, "42") == 0, "%s", t ? t : "(none)");
 	free(t);
 
-	/* Output past 64 MiB is not sent, only counted. */
+	/* Output past 64 MiB is not sent, only counted.  How much below
+	 * that this reader gets depends on its pace against the command's
+	 * (what it is too slow for past the 8 MiB shirod keeps is dropped
+	 * too: slower under a sanitizer), so only the bounds are fixed. */
 	buf_reset(&out);
 	r = agent_run(A.sock, "bash",
 	    "{\"command\":\"head -c 70000000 /dev/zero | tr '\\\\0' a\"}", A.ws,
 	    &out, 120000);
 	CHECKF(r != NULL && msg_type(r) == MSG_REPLY, "%s", agent_run_code(r));
 	CHECK_EQ_INT(agent_run_int(r, "exit_code"), 0);
-	CHECKF(out.len <= (64u << 20) && out.len > (60u << 20) &&
+	CHECKF(out.len <= (64u << 20) && out.len >= (8u << 20) &&
 		agent_run_int(r, "output_bytes") == (int64_t)out.len &&
 		agent_run_int(r, "dropped") + (int64_t)out.len == 70000000,
 	    "%zu shown, %lld dropped", out.len,
